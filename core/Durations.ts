@@ -1,0 +1,114 @@
+/**
+ * Spark's interval strings (`"10 seconds"`, `"1 hour 30 minutes"`, `"interval 2 days"`) and
+ * Effect durations, as milliseconds.
+ *
+ * Spark keeps months apart from days and microseconds (`CalendarInterval`); where a single
+ * length is needed (watermark delays) a month counts as 31 days, as Spark's
+ * `EventTimeWatermark.getDelayMs` does.
+ *
+ * @since 0.1.0
+ */
+import { Duration } from "effect"
+
+export interface CalendarInterval {
+  readonly months: number
+  readonly days: number
+  readonly micros: number
+}
+
+const MICROS: Record<string, number> = {
+  microsecond: 1,
+  millisecond: 1_000,
+  second: 1_000_000,
+  minute: 60_000_000,
+  hour: 3_600_000_000
+}
+
+const unitOf = (word: string): string | undefined => {
+  const w = word.toLowerCase()
+  const base = w.endsWith("s") ? w.slice(0, -1) : w
+  switch (base) {
+    case "year":
+    case "month":
+    case "week":
+    case "day":
+    case "hour":
+    case "minute":
+    case "second":
+    case "millisecond":
+    case "microsecond":
+      return base
+    case "min":
+      return "minute"
+    case "sec":
+      return "second"
+    case "ms":
+    case "milli":
+      return "millisecond"
+    case "us":
+    case "micro":
+      return "microsecond"
+    default:
+      return undefined
+  }
+}
+
+/** Parses a Spark interval string; `undefined` when it is not one. */
+export const parseInterval = (text: string): CalendarInterval | undefined => {
+  let s = text.trim()
+  if (/^interval\s/i.test(s)) s = s.slice(8).trim()
+  const tokens = s.split(/\s+/)
+  if (tokens.length === 0 || tokens.length % 2 !== 0) return undefined
+  let months = 0
+  let days = 0
+  let micros = 0
+  for (let i = 0; i < tokens.length; i += 2) {
+    const raw = tokens[i].replace(/^'|'$/g, "")
+    if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(raw)) return undefined
+    const n = Number(raw)
+    const unit = unitOf(tokens[i + 1])
+    if (unit === undefined) return undefined
+    const fractional = !Number.isInteger(n)
+    switch (unit) {
+      case "year":
+        if (fractional) return undefined
+        months += 12 * n
+        break
+      case "month":
+        if (fractional) return undefined
+        months += n
+        break
+      case "week":
+        if (fractional) return undefined
+        days += 7 * n
+        break
+      case "day":
+        if (fractional) return undefined
+        days += n
+        break
+      default:
+        micros += Math.round(n * MICROS[unit])
+    }
+  }
+  return { months, days, micros }
+}
+
+/** Milliseconds of an interval, a month counting `daysPerMonth` days (31, as Spark's watermark). */
+export const intervalToMs = (i: CalendarInterval, daysPerMonth = 31): number =>
+  i.months * daysPerMonth * 86_400_000 + i.days * 86_400_000 + Math.floor(i.micros / 1000)
+
+/**
+ * Milliseconds of a Spark interval string or an Effect duration input; `undefined` when the
+ * input is not a duration. Numbers are milliseconds.
+ */
+export const parseDurationMs = (input: unknown): number | undefined => {
+  if (typeof input === "number") return Number.isFinite(input) ? input : undefined
+  if (typeof input === "string") {
+    const interval = parseInterval(input)
+    if (interval !== undefined) return intervalToMs(interval)
+    return undefined
+  }
+  if (Duration.isDuration(input)) return Duration.toMillis(input)
+  const d = Duration.fromInput(input as Duration.Input)
+  return d._tag === "Some" ? Duration.toMillis(d.value) : undefined
+}

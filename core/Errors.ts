@@ -1,0 +1,148 @@
+/**
+ * The typed errors of tributary: one class per area, each with a `reason` that says what went
+ * wrong and a `message` that says how to fix it. They are values in Effect's error channel and
+ * `yield*`-able inside `Effect.gen`; no public API throws them.
+ *
+ * @since 0.1.0
+ */
+import { Data } from "effect"
+
+/**
+ * The plan cannot run as written: an unresolved column (with a did-you-mean list), a type
+ * mismatch, an operation the output mode does not support, a missing watermark.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AnalysisError } from "tributary"
+ * const handled = Effect.fail(new AnalysisError({ reason: "UnresolvedColumn", message: "no column x" }))
+ *   .pipe(Effect.catchTag("AnalysisError", (e) => Effect.succeed(e.reason)))
+ * ```
+ * @since 0.1.0
+ */
+export class AnalysisError extends Data.TaggedError("AnalysisError")<{
+  readonly reason:
+    | "UnresolvedColumn"
+    | "AmbiguousReference"
+    | "DataTypeMismatch"
+    | "UnsupportedOperation"
+    | "WatermarkRequired"
+    | "InvalidPlan"
+    | "InvalidArgument"
+    | "PathNotFound"
+    | "TableNotFound"
+    | "SchemaRequired"
+  readonly message: string
+  /** For `UnresolvedColumn`: the closest existing column names, best first. */
+  readonly suggestions?: ReadonlyArray<string>
+  /** Spark's error class where one applies, e.g. `UNRESOLVED_COLUMN.WITH_SUGGESTION`. */
+  readonly errorClass?: string
+}> {}
+
+/**
+ * A streaming query failed. Wraps the cause and names the batch (and operator, when one is to
+ * blame). `awaitTermination` and `exception()` report it.
+ *
+ * @since 0.1.0
+ */
+export class StreamingQueryError extends Data.TaggedError("StreamingQueryError")<{
+  readonly message: string
+  readonly queryId: string
+  readonly runId: string
+  readonly batchId: number | undefined
+  readonly operatorId?: number | undefined
+  readonly cause: unknown
+}> {}
+
+/**
+ * A checkpoint cannot be used: unreadable or corrupt files, a gap in a log, a foreign or
+ * incompatible layout, or another active query on the same location. Names the file.
+ *
+ * @since 0.1.0
+ */
+export class CheckpointError extends Data.TaggedError("CheckpointError")<{
+  readonly reason: "Corrupt" | "LogGap" | "Incompatible" | "ConcurrentUse" | "Io" | "UnsupportedVersion"
+  readonly message: string
+  readonly path: string
+  readonly cause?: unknown
+}> {}
+
+/**
+ * The state store failed: a version that is not there, a commit that did not land, a state
+ * schema that does not match the checkpoint's, a corrupt file.
+ *
+ * @since 0.1.0
+ */
+export class StateStoreError extends Data.TaggedError("StateStoreError")<{
+  readonly reason: "VersionNotFound" | "CommitFailed" | "SchemaIncompatible" | "Corrupt" | "Io" | "InvalidUsage"
+  readonly message: string
+  readonly operatorId?: number | undefined
+  readonly path?: string | undefined
+  readonly cause?: unknown
+}> {}
+
+/**
+ * A source or sink failed. `domain` says whose fault it is (`user`: bad options or input;
+ * `external`: the broker, the disk, the network; `internal`: a bug here) and `retryable` whether
+ * trying again can help.
+ *
+ * @since 0.1.0
+ */
+export class ConnectorError extends Data.TaggedError("ConnectorError")<{
+  readonly connector: string
+  readonly domain: "user" | "external" | "internal"
+  readonly retryable: boolean
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/**
+ * A DStream or StreamingContext was used in a state that does not allow it (Spark's
+ * `IllegalStateException`): adding operations after start, starting a stopped context.
+ *
+ * @since 0.1.0
+ */
+export class IllegalStateError extends Data.TaggedError("IllegalStateError")<{
+  readonly message: string
+}> {}
+
+/** Levenshtein distance, for did-you-mean suggestions. */
+const distance = (a: string, b: string): number => {
+  const prev = new Array<number>(b.length + 1)
+  for (let j = 0; j <= b.length; j++) prev[j] = j
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]
+    prev[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j]
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1))
+      diag = up
+    }
+  }
+  return prev[b.length]
+}
+
+/**
+ * Candidate names ordered by closeness to `name` (Spark's `StringUtils.orderSuggestedIdentifiersBySimilarity`:
+ * all candidates, closest first, at most five).
+ */
+export const suggestions = (name: string, candidates: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [...new Set(candidates)]
+    .map((c) => [c, distance(name.toLowerCase(), c.toLowerCase())] as const)
+    .sort((x, y) => x[1] - y[1])
+    .slice(0, 5)
+    .map(([c]) => c)
+
+/** Spark's `UNRESOLVED_COLUMN.WITH_SUGGESTION` error. */
+export const unresolvedColumn = (name: string, candidates: ReadonlyArray<string>): AnalysisError => {
+  const sugg = suggestions(name, candidates)
+  return new AnalysisError({
+    reason: "UnresolvedColumn",
+    errorClass: sugg.length > 0 ? "UNRESOLVED_COLUMN.WITH_SUGGESTION" : "UNRESOLVED_COLUMN.WITHOUT_SUGGESTION",
+    message:
+      sugg.length > 0
+        ? `[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name \`${name}\` cannot be resolved. Did you mean one of the following? [${sugg.map((s) => `\`${s}\``).join(", ")}].`
+        : `[UNRESOLVED_COLUMN.WITHOUT_SUGGESTION] A column or function parameter with name \`${name}\` cannot be resolved.`,
+    suggestions: sugg
+  })
+}

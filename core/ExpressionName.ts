@@ -1,0 +1,122 @@
+/**
+ * The names Spark gives unaliased expressions (`toPrettySQL` / `usePrettyExpression`):
+ * `(a + 1)`, `sum(x)`, `count(1)`, `CAST(x AS INT)`, `(a IS NULL)`, `CASE WHEN … END`.
+ * These become column names, so they must match Spark exactly.
+ *
+ * @since 0.1.0
+ */
+import * as T from "./DataType.ts"
+import type { Expression, Literal } from "./Expression.ts"
+
+const MS_PER_DAY = 86_400_000
+
+const pad = (n: number, w = 2): string => String(n).padStart(w, "0")
+
+/** `2024-01-02 03:04:05` (UTC), with milliseconds only when non-zero, as Spark prints timestamps. */
+export const formatTimestamp = (ms: number): string => {
+  const d = new Date(ms)
+  const base = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+  const frac = d.getUTCMilliseconds()
+  if (frac === 0) return base
+  return `${base}.${pad(frac, 3).replace(/0+$/, "")}`
+}
+
+/** `2024-01-02`, from days since the epoch. */
+export const formatDate = (days: number): string => {
+  const d = new Date(days * MS_PER_DAY)
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`
+}
+
+/** Spark's string form of a double (`1.0`, `0.1`, `1.0E10`, `NaN`, `Infinity`). */
+export const formatDouble = (v: number): string => {
+  if (Number.isNaN(v)) return "NaN"
+  if (v === Infinity) return "Infinity"
+  if (v === -Infinity) return "-Infinity"
+  if (Number.isInteger(v) && Math.abs(v) < 1e7) return `${v}.0`
+  const abs = Math.abs(v)
+  if (abs >= 1e-3 && abs < 1e7) return String(v)
+  // Java prints 1.0E10, 1.234E-5
+  const [mant, exp] = v.toExponential().split("e")
+  const m = mant.includes(".") ? mant : `${mant}.0`
+  return `${m}E${exp.startsWith("+") ? exp.slice(1) : exp}`
+}
+
+const literalName = (e: Literal): string => {
+  const v = e.value
+  if (v === null || v === undefined) return "NULL"
+  switch (e.dataType._tag) {
+    case "double":
+      return formatDouble(v as number)
+    case "timestamp":
+      return `TIMESTAMP '${formatTimestamp(v as number)}'`
+    case "date":
+      return `DATE '${formatDate(v as number)}'`
+    case "boolean":
+      return v ? "true" : "false"
+    case "long":
+      return `${v}L`
+    case "array":
+      return `ARRAY(${(v as ReadonlyArray<unknown>)
+        .map((x) => literalName({ _tag: "Literal", value: x, dataType: (e.dataType as T.ArrayType).elementType }))
+        .join(", ")})`
+    default:
+      return String(v)
+  }
+}
+
+const opSymbol = (op: string): string => (op === "and" ? "AND" : op === "or" ? "OR" : op)
+
+/** The column name of an unaliased expression, as Spark computes it. */
+export const prettyName = (e: Expression): string => {
+  switch (e._tag) {
+    case "UnresolvedAttribute":
+      return e.nameParts.join(".")
+    case "UnresolvedStar":
+      return e.target === undefined ? "*" : `${e.target.join(".")}.*`
+    case "AttributeReference":
+      return e.name
+    case "Literal":
+      return literalName(e)
+    case "Alias":
+      return e.name
+    case "UnaryExpression":
+      switch (e.op) {
+        case "negate":
+          return `(- ${prettyName(e.child)})`
+        case "not":
+          return `(NOT ${prettyName(e.child)})`
+        case "isNull":
+          return `(${prettyName(e.child)} IS NULL)`
+        case "isNotNull":
+          return `(${prettyName(e.child)} IS NOT NULL)`
+      }
+    case "BinaryExpression":
+      return `(${prettyName(e.left)} ${opSymbol(e.op)} ${prettyName(e.right)})`
+    case "In":
+      return `(${prettyName(e.child)} IN (${e.list.map(prettyName).join(", ")}))`
+    case "Cast":
+      return `CAST(${prettyName(e.child)} AS ${T.simpleString(e.to).toUpperCase()})`
+    case "CaseWhen":
+      return `CASE ${e.branches.map(([c, v]) => `WHEN ${prettyName(c)} THEN ${prettyName(v)}`).join(" ")}${
+        e.otherwise === undefined ? "" : ` ELSE ${prettyName(e.otherwise)}`
+      } END`
+    case "GetField":
+      return `${prettyName(e.child)}.${e.field}`
+    case "ScalarFunction":
+      return `${e.name}(${e.args.map(prettyName).join(", ")})`
+    case "AggregateFunction": {
+      const args = e.args.map(prettyName).join(", ")
+      return `${e.name}(${e.distinct ? "DISTINCT " : ""}${args})`
+    }
+    case "TimeWindow":
+      return "window"
+    case "SessionWindow":
+      return "session_window"
+    case "Explode":
+      return e.position ? "pos" : "col"
+    case "CurrentTimestamp":
+      return "current_timestamp()"
+    case "SortOrder":
+      return `${prettyName(e.child)} ${e.direction === "asc" ? "ASC" : "DESC"} ${e.nullOrdering === "nullsFirst" ? "NULLS FIRST" : "NULLS LAST"}`
+  }
+}

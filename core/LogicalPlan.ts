@@ -1,0 +1,350 @@
+/**
+ * The logical plan: a `_tag` union of plain, immutable nodes. Nodes carry meaning only; the
+ * analyzer resolves them, the optimizer rewrites them and the planner (in `structured/`) picks
+ * physical operators for them.
+ *
+ * Every node has a `planId` (unique in the process) so that `df.col("x")` can name the
+ * DataFrame it came from, as Spark Connect's `plan_id` does.
+ *
+ * @since 0.1.0
+ */
+import type { StructType } from "./DataType.ts"
+import type { AttributeReference, Expression, SortOrder } from "./Expression.ts"
+import type { InternalRow } from "./Row.ts"
+
+export type LogicalPlan =
+  | LocalRelation
+  | DataSourceRelation
+  | StreamingRelation
+  | Project
+  | Filter
+  | Aggregate
+  | Join
+  | Sort
+  | Limit
+  | Distinct
+  | Deduplicate
+  | Union
+  | Generate
+  | WithColumns
+  | WithColumnsRenamed
+  | Drop
+  | TypedFilter
+  | MapElements
+  | EventTimeWatermark
+  | SubqueryAlias
+
+/** Rows given by the program (`createDataFrame`, a micro-batch's data). */
+export interface LocalRelation {
+  readonly _tag: "LocalRelation"
+  readonly planId: number
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly rows: ReadonlyArray<InternalRow>
+  readonly isStreaming: boolean
+}
+
+/**
+ * A bounded read through a registered batch format (`spark.read.format(f).load(paths)`).
+ * `schema` is known when the reader was given one or inferred it at `load`.
+ */
+export interface DataSourceRelation {
+  readonly _tag: "DataSourceRelation"
+  readonly planId: number
+  readonly format: string
+  readonly paths: ReadonlyArray<string>
+  readonly options: Readonly<Record<string, string>>
+  readonly output: ReadonlyArray<AttributeReference>
+}
+
+/**
+ * A streaming source (`readStream…load()`, `MemoryStream.toDF()`). `sourceKey` names the
+ * source instance for the executor; the micro-batch engine swaps this node for the batch's rows.
+ */
+export interface StreamingRelation {
+  readonly _tag: "StreamingRelation"
+  readonly planId: number
+  readonly format: string
+  readonly sourceKey: string
+  readonly options: Readonly<Record<string, string>>
+  readonly output: ReadonlyArray<AttributeReference>
+}
+
+export interface Project {
+  readonly _tag: "Project"
+  readonly planId: number
+  readonly projectList: ReadonlyArray<Expression>
+  readonly child: LogicalPlan
+}
+
+export interface Filter {
+  readonly _tag: "Filter"
+  readonly planId: number
+  readonly condition: Expression
+  readonly child: LogicalPlan
+}
+
+export interface Aggregate {
+  readonly _tag: "Aggregate"
+  readonly planId: number
+  readonly groupingExpressions: ReadonlyArray<Expression>
+  /** Output expressions: grouping columns and (aliased) aggregates, in output order. */
+  readonly aggregateExpressions: ReadonlyArray<Expression>
+  readonly child: LogicalPlan
+}
+
+export type JoinType = "inner" | "left_outer" | "right_outer" | "full_outer" | "left_semi" | "left_anti" | "cross"
+
+export interface Join {
+  readonly _tag: "Join"
+  readonly planId: number
+  readonly left: LogicalPlan
+  readonly right: LogicalPlan
+  readonly joinType: JoinType
+  readonly condition: Expression | undefined
+  /** `join(other, "k")` / `join(other, ["k1", "k2"])`: Spark's USING join, one output column per key. */
+  readonly usingColumns: ReadonlyArray<string> | undefined
+}
+
+export interface Sort {
+  readonly _tag: "Sort"
+  readonly planId: number
+  readonly order: ReadonlyArray<SortOrder>
+  readonly global: boolean
+  readonly child: LogicalPlan
+}
+
+export interface Limit {
+  readonly _tag: "Limit"
+  readonly planId: number
+  readonly n: number
+  readonly child: LogicalPlan
+}
+
+export interface Distinct {
+  readonly _tag: "Distinct"
+  readonly planId: number
+  readonly child: LogicalPlan
+}
+
+/** `dropDuplicates(cols?)` and `dropDuplicatesWithinWatermark(cols?)`: keeps the first row per key. */
+export interface Deduplicate {
+  readonly _tag: "Deduplicate"
+  readonly planId: number
+  /** Column names before analysis; resolved attributes after (`keys`). */
+  readonly columnNames: ReadonlyArray<string> | undefined
+  readonly keys: ReadonlyArray<AttributeReference> | undefined
+  readonly withinWatermark: boolean
+  readonly child: LogicalPlan
+}
+
+export interface Union {
+  readonly _tag: "Union"
+  readonly planId: number
+  readonly children: ReadonlyArray<LogicalPlan>
+  readonly byName: boolean
+  readonly allowMissingColumns: boolean
+}
+
+/** A generator (`explode`) applied to every row; `generatorOutput` are the new columns. */
+export interface Generate {
+  readonly _tag: "Generate"
+  readonly planId: number
+  readonly generator: Expression
+  readonly generatorOutput: ReadonlyArray<AttributeReference>
+  readonly child: LogicalPlan
+}
+
+/** `withColumn(name, col)` (several at once); the analyzer turns it into a `Project`. */
+export interface WithColumns {
+  readonly _tag: "WithColumns"
+  readonly planId: number
+  readonly names: ReadonlyArray<string>
+  readonly columns: ReadonlyArray<Expression>
+  readonly child: LogicalPlan
+}
+
+export interface WithColumnsRenamed {
+  readonly _tag: "WithColumnsRenamed"
+  readonly planId: number
+  readonly renames: ReadonlyArray<readonly [from: string, to: string]>
+  readonly child: LogicalPlan
+}
+
+export interface Drop {
+  readonly _tag: "Drop"
+  readonly planId: number
+  readonly columns: ReadonlyArray<Expression>
+  readonly child: LogicalPlan
+}
+
+/** `filter((r) => …)`: a predicate over the external row (Spark's `TypedFilter`). */
+export interface TypedFilter {
+  readonly _tag: "TypedFilter"
+  readonly planId: number
+  readonly predicate: (row: any) => boolean
+  readonly child: LogicalPlan
+}
+
+/** `map(f, schema)` / `flatMap(f, schema)` over external rows (Spark's `MapElements`). */
+export interface MapElements {
+  readonly _tag: "MapElements"
+  readonly planId: number
+  readonly fn: (row: any) => unknown
+  readonly flat: boolean
+  /** The output schema; a non-struct schema gives one column named `value`, as in Spark. */
+  readonly schema: StructType
+  readonly wrapValue: boolean
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly child: LogicalPlan
+}
+
+export interface EventTimeWatermark {
+  readonly _tag: "EventTimeWatermark"
+  readonly planId: number
+  readonly eventTime: Expression
+  readonly delayMs: number
+  readonly child: LogicalPlan
+}
+
+export interface SubqueryAlias {
+  readonly _tag: "SubqueryAlias"
+  readonly planId: number
+  readonly alias: string
+  readonly child: LogicalPlan
+}
+
+let nextPlanId = 1
+
+/** A fresh plan id, unique in this process. */
+export const newPlanId = (): number => nextPlanId++
+
+/** The direct children of a node, in a fixed order. */
+export const children = (p: LogicalPlan): ReadonlyArray<LogicalPlan> => {
+  switch (p._tag) {
+    case "LocalRelation":
+    case "DataSourceRelation":
+    case "StreamingRelation":
+      return []
+    case "Join":
+      return [p.left, p.right]
+    case "Union":
+      return p.children
+    case "Project":
+    case "Filter":
+    case "Aggregate":
+    case "Sort":
+    case "Limit":
+    case "Distinct":
+    case "Deduplicate":
+    case "Generate":
+    case "WithColumns":
+    case "WithColumnsRenamed":
+    case "Drop":
+    case "TypedFilter":
+    case "MapElements":
+    case "EventTimeWatermark":
+    case "SubqueryAlias":
+      return [p.child]
+  }
+}
+
+/** Rebuilds `p` with new children; returns `p` itself when nothing changed. */
+export const withChildren = (p: LogicalPlan, next: ReadonlyArray<LogicalPlan>): LogicalPlan => {
+  const old = children(p)
+  if (old.length === next.length && old.every((c, i) => c === next[i])) return p
+  switch (p._tag) {
+    case "LocalRelation":
+    case "DataSourceRelation":
+    case "StreamingRelation":
+      return p
+    case "Join":
+      return { ...p, left: next[0], right: next[1] }
+    case "Union":
+      return { ...p, children: next }
+    case "Project":
+    case "Filter":
+    case "Aggregate":
+    case "Sort":
+    case "Limit":
+    case "Distinct":
+    case "Deduplicate":
+    case "Generate":
+    case "WithColumns":
+    case "WithColumnsRenamed":
+    case "Drop":
+    case "TypedFilter":
+    case "MapElements":
+    case "EventTimeWatermark":
+    case "SubqueryAlias":
+      return { ...p, child: next[0] }
+  }
+}
+
+/** Bottom-up rewrite of the plan tree. Identity-preserving. */
+export const transformUp = (p: LogicalPlan, f: (p: LogicalPlan) => LogicalPlan): LogicalPlan => {
+  const cs = children(p)
+  const next = cs.length === 0 ? p : withChildren(p, cs.map((c) => transformUp(c, f)))
+  return f(next)
+}
+
+/** Top-down rewrite of the plan tree. Identity-preserving. */
+export const transformDown = (p: LogicalPlan, f: (p: LogicalPlan) => LogicalPlan): LogicalPlan => {
+  const self = f(p)
+  const cs = children(self)
+  return cs.length === 0 ? self : withChildren(self, cs.map((c) => transformDown(c, f)))
+}
+
+/** Pre-order walk. */
+export const foreach = (p: LogicalPlan, f: (p: LogicalPlan) => void): void => {
+  f(p)
+  for (const c of children(p)) foreach(c, f)
+}
+
+/** True when the plan reads a streaming source anywhere below it (Spark's `isStreaming`). */
+export const isStreaming = (p: LogicalPlan): boolean => {
+  switch (p._tag) {
+    case "StreamingRelation":
+      return true
+    case "LocalRelation":
+      return p.isStreaming
+    default:
+      return children(p).some(isStreaming)
+  }
+}
+
+/** The expressions a node holds (not those of its children), in a fixed order. */
+export const expressions = (p: LogicalPlan): ReadonlyArray<Expression> => {
+  switch (p._tag) {
+    case "LocalRelation":
+    case "DataSourceRelation":
+    case "StreamingRelation":
+    case "Limit":
+    case "Distinct":
+    case "Union":
+    case "WithColumnsRenamed":
+    case "TypedFilter":
+    case "MapElements":
+    case "SubqueryAlias":
+      return []
+    case "Project":
+      return p.projectList
+    case "Filter":
+      return [p.condition]
+    case "Aggregate":
+      return [...p.groupingExpressions, ...p.aggregateExpressions]
+    case "Join":
+      return p.condition === undefined ? [] : [p.condition]
+    case "Sort":
+      return p.order
+    case "Deduplicate":
+      return p.keys ?? []
+    case "Generate":
+      return [p.generator]
+    case "WithColumns":
+      return p.columns
+    case "Drop":
+      return p.columns
+    case "EventTimeWatermark":
+      return [p.eventTime]
+  }
+}
