@@ -29,6 +29,7 @@ export type Expression =
   | Explode
   | CurrentTimestamp
   | SortOrder
+  | InvalidExpression
 
 /**
  * A column named by the user. `nameParts` is the dotted name split (`window.start` is
@@ -196,6 +197,15 @@ export interface SortOrder {
   readonly nullOrdering: "nullsFirst" | "nullsLast"
 }
 
+/**
+ * A column the builder could not construct (an unknown type name in `cast`, `otherwise` without
+ * `when`). Builders never throw; the analyzer reports this as an `AnalysisError` with `message`.
+ */
+export interface InvalidExpression {
+  readonly _tag: "InvalidExpression"
+  readonly message: string
+}
+
 let nextExprId = 1
 
 /** A fresh expression id, unique in this process. */
@@ -225,6 +235,7 @@ export const children = (e: Expression): ReadonlyArray<Expression> => {
     case "AttributeReference":
     case "Literal":
     case "CurrentTimestamp":
+    case "InvalidExpression":
       return []
     case "Alias":
     case "UnaryExpression":
@@ -264,6 +275,7 @@ export const withChildren = (e: Expression, next: ReadonlyArray<Expression>): Ex
     case "AttributeReference":
     case "Literal":
     case "CurrentTimestamp":
+    case "InvalidExpression":
       return e
     case "Alias":
     case "UnaryExpression":
@@ -328,6 +340,7 @@ export const isResolved = (e: Expression): boolean =>
     (x) =>
       x._tag === "UnresolvedAttribute" ||
       x._tag === "UnresolvedStar" ||
+      x._tag === "InvalidExpression" ||
       (x._tag === "ScalarFunction" && x.dataType === undefined) ||
       (x._tag === "AggregateFunction" && x.dataType === undefined) ||
       (x._tag === "GetField" && x.ordinal === undefined)

@@ -116,6 +116,8 @@ export const prettyName = (e: Expression): string => {
       return e.position ? "pos" : "col"
     case "CurrentTimestamp":
       return "current_timestamp()"
+    case "InvalidExpression":
+      return "<invalid>"
     case "SortOrder":
       return `${prettyName(e.child)} ${e.direction === "asc" ? "ASC" : "DESC"} ${e.nullOrdering === "nullsFirst" ? "NULLS FIRST" : "NULLS LAST"}`
   }
