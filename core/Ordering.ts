@@ -116,7 +116,9 @@ export const equality = (t: DataType): ((a: unknown, b: unknown) => boolean) => 
     default: {
       const c = comparator(t)
       return (a, b) => {
-        if (a === null || a === undefined || b === null || b === undefined) return a == b
+        if (a === null || a === undefined || b === null || b === undefined) {
+          return (a === null || a === undefined) && (b === null || b === undefined)
+        }
         return c(a, b) === 0
       }
     }

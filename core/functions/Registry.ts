@@ -27,6 +27,12 @@ export type Resolution =
 export interface ScalarFunctionDef {
   /** Spark's name, lower case. */
   readonly name: string
+  /**
+   * `false` for a function whose result is not determined by its arguments (Spark's
+   * `Nondeterministic`: `rand`, `uuid`, …); the optimizer never folds, duplicates or moves such
+   * calls. Absent means deterministic.
+   */
+  readonly deterministic?: boolean
   /** Checks the argument count and types (after resolution) and says what the call returns. */
   readonly resolve: (argTypes: ReadonlyArray<DataType>, args: ReadonlyArray<Expression>) => Resolution
   /**

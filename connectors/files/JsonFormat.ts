@@ -1,0 +1,415 @@
+/**
+ * The `json` batch format: JSON Lines by default, one document per file with `multiLine`.
+ * Files are read through DuckDB; records are parsed here so that Spark's rules hold exactly
+ * (`JsonInferSchema` for inference, `JacksonParser` for conversion to a schema, and the
+ * PERMISSIVE / DROPMALFORMED / FAILFAST handling of malformed records with partial results,
+ * Spark 4's `spark.sql.json.enablePartialResults`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { JsonFormat } from "./JsonFormat.ts"
+ * const schema = JsonFormat.resolveSchema(["/data/events.json"], undefined, {})
+ * // Effect<StructType>: integers are `long`, decimals `double`, objects structs with sorted fields
+ * ```
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import * as Cast from "../../core/Cast.ts"
+import * as T from "../../core/DataType.ts"
+import { ConnectorError } from "../../core/Errors.ts"
+import type { BatchFormat } from "../../core/Formats.ts"
+import type { InternalRow } from "../../core/Row.ts"
+import type { InputFile } from "./FileListing.ts"
+import { qualifiedName } from "./FileListing.ts"
+import { type FileReader, makeFileFormat } from "./FileSource.ts"
+import { checkCorruptColumn } from "./FileSourceOptions.ts"
+import {
+  canonicalizeJsonType,
+  jsonCompatibleRootType,
+  jsonCompatibleType,
+  javaParseInt,
+  javaParseLong,
+  NonObjectRecord
+} from "./Inference.ts"
+import { type JsonOptions, parseJsonOptions } from "./JsonOptions.ts"
+import { type JsonValue, JsonSyntaxError, parseJson } from "./JsonSyntax.ts"
+import { readText, splitLines } from "./TextFiles.ts"
+
+const toTimestamp = Cast.castFunction(T.StringType, T.TimestampType)
+const toDate = Cast.castFunction(T.StringType, T.DateType)
+
+/** Spark's `JsonFileFormat.supportDataType`: atomic types, null, and structs/arrays/maps of them. */
+const supports = (t: T.DataType): boolean => {
+  switch (t._tag) {
+    case "calendarInterval":
+      return false
+    case "struct":
+      return t.fields.every((f) => supports(f.dataType))
+    case "array":
+      return supports(t.elementType)
+    case "map":
+      return supports(t.keyType) && supports(t.valueType)
+    default:
+      return true
+  }
+}
+
+/** One record of a file: the text and the range it covers. */
+interface JsonRecord {
+  readonly text: string
+  readonly start: number
+  readonly end: number
+}
+
+/** The records of one file's text: its lines, or the whole text with `multiLine`. */
+const recordsOf = (text: string, o: JsonOptions): ReadonlyArray<JsonRecord> => {
+  if (o.multiLine) return text.length === 0 ? [] : [{ text, start: 0, end: text.length }]
+  return splitLines(text, o.lineSep).map((line) => ({ text: line, start: 0, end: line.length }))
+}
+
+const recordLiteral = (r: JsonRecord): string =>
+  r.start === 0 && r.end === r.text.length ? r.text : r.text.slice(r.start, r.end)
+
+const malformedError = (file: InputFile, record: string, inference: boolean): ConnectorError =>
+  new ConnectorError({
+    connector: "json",
+    domain: "user",
+    retryable: false,
+    message: inference
+      ? `[MALFORMED_RECORD_IN_SCHEMA_INFERENCE] Malformed records are detected in schema inference. Parse Mode: FAILFAST. File ${qualifiedName(file.path)}, record: ${record}`
+      : `[MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] Malformed records are detected in record parsing: ${record}. Parse Mode: FAILFAST. To process malformed records as null result, try setting the option 'mode' as 'PERMISSIVE'. File ${qualifiedName(file.path)}.`
+  })
+
+// -------------------------------------------------------------------------------------------
+// Inference
+// -------------------------------------------------------------------------------------------
+
+const fitsLong = (text: string): boolean => javaParseLong(text) !== null
+
+/** Spark's `JsonInferSchema.inferField` on a parsed value. */
+const inferField = (v: JsonValue, o: JsonOptions): T.DataType => {
+  switch (v.k) {
+    case "null":
+      return T.NullType
+    case "str":
+      // empty strings and nulls are treated alike until all records are merged
+      if (v.v.length === 0) return T.NullType
+      if (o.inferTimestamp && isTimestamp(v.v, o)) return T.TimestampType
+      return T.StringType
+    case "int":
+      if (o.primitivesAsString) return T.StringType
+      // INT and LONG become long; BIG_INTEGER would be decimal(p, 0) in Spark: double here
+      return fitsLong(v.text) ? T.LongType : T.DoubleType
+    case "float":
+      return o.primitivesAsString ? T.StringType : T.DoubleType
+    case "bool":
+      return o.primitivesAsString ? T.StringType : T.BooleanType
+    case "arr": {
+      let e: T.DataType = T.NullType
+      for (const item of v.items) e = jsonCompatibleType(e, inferField(item, o))
+      return T.array(e, true)
+    }
+    case "obj": {
+      const fields: Array<T.StructField> = []
+      for (let i = 0; i < v.keys.length; i++) fields.push(T.field(v.keys[i], inferField(v.values[i], o), true))
+      fields.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      // a key repeated in one object: merge its types rather than keep two columns of one name
+      const merged: Array<T.StructField> = []
+      for (const f of fields) {
+        const last = merged[merged.length - 1]
+        if (last !== undefined && last.name === f.name) {
+          merged[merged.length - 1] = T.field(f.name, jsonCompatibleType(last.dataType, f.dataType), true)
+        } else merged.push(f)
+      }
+      return T.struct(merged)
+    }
+  }
+}
+
+const isTimestamp = (s: string, o: JsonOptions): boolean =>
+  o.timestampParser !== undefined ? o.timestampParser(s) !== null : toTimestamp(s) !== null
+
+const inferSchema = (
+  c: Parameters<FileReader>[0],
+  files: ReadonlyArray<InputFile>,
+  o: JsonOptions
+): Effect.Effect<T.StructType, ConnectorError> =>
+  Effect.gen(function* () {
+    const handling = o.mode === "PERMISSIVE" ? "addCorruptField" : o.mode === "DROPMALFORMED" ? "ignore" : "fail"
+    const corruptStruct = T.struct([T.field(o.corruptColumn, T.StringType, true)])
+    let root: T.DataType = T.struct([])
+    for (const file of files) {
+      if (file.size === 0) continue
+      const text = yield* readText(c, "json", file.path, o.encoding)
+      for (const r of recordsOf(text, o)) {
+        const parsed = parseJson(r.text, r.start, r.end, o.features)
+        let t: T.DataType
+        if (parsed === undefined) t = T.NullType
+        else if (parsed instanceof JsonSyntaxError) {
+          if (o.mode === "DROPMALFORMED") continue
+          if (o.mode === "FAILFAST") return yield* Effect.fail(malformedError(file, recordLiteral(r), true))
+          t = corruptStruct
+        } else t = inferField(parsed, o)
+        try {
+          root = jsonCompatibleRootType(root, t, o.corruptColumn, handling)
+        } catch (e) {
+          if (e instanceof NonObjectRecord) return yield* Effect.fail(malformedError(file, recordLiteral(r), true))
+          throw e
+        }
+      }
+    }
+    const canonical = canonicalizeJsonType(root, o.dropFieldIfAllNull)
+    return canonical !== undefined && canonical._tag === "struct" ? canonical : T.struct([])
+  })
+
+// -------------------------------------------------------------------------------------------
+// Conversion to a schema (JacksonParser)
+// -------------------------------------------------------------------------------------------
+
+/** A value that does not fit its type: the enclosing field becomes null and the record malformed. */
+const FAIL: unique symbol = Symbol("json.fail")
+
+/** Set when a record converted only partially (some field failed). */
+interface Ctx {
+  bad: boolean
+}
+
+type Converter = (v: JsonValue, text: string, ctx: Ctx) => unknown
+
+const base64Re = /^[A-Za-z0-9+/]*={0,2}$/
+
+/** Base64 (Jackson's default variant) to bytes; `undefined` when the text is not base64. */
+const decodeBase64 = (s: string): Uint8Array | undefined => {
+  if (!base64Re.test(s)) return undefined
+  let bin: string
+  try {
+    bin = atob(s.length % 4 === 0 ? s : s + "=".repeat(4 - (s.length % 4)))
+  } catch {
+    return undefined
+  }
+  const out = new Uint8Array(bin.length)
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i)
+  return out
+}
+
+const INT_MIN = -2147483648
+const INT_MAX = 2147483647
+
+const makeConverter = (t: T.DataType, o: JsonOptions): Converter => {
+  switch (t._tag) {
+    case "null":
+      return () => null
+    case "boolean":
+      return (v) => (v.k === "bool" ? v.v : v.k === "null" ? null : FAIL)
+    case "integer":
+      return (v) => {
+        if (v.k === "null") return null
+        if (v.k !== "int") return FAIL
+        const n = Number(v.text)
+        return n < INT_MIN || n > INT_MAX ? FAIL : n
+      }
+    case "long":
+      return (v) => {
+        if (v.k === "null") return null
+        if (v.k !== "int") return FAIL
+        return javaParseLong(v.text) ?? FAIL
+      }
+    case "double":
+      return (v) => {
+        switch (v.k) {
+          case "null":
+            return null
+          case "int":
+            return Number(v.text)
+          case "float":
+            return v.v
+          case "str":
+            if (!o.features.allowNonNumericNumbers) return FAIL
+            switch (v.v) {
+              case "NaN":
+                return Number.NaN
+              case "+INF":
+              case "+Infinity":
+              case "Infinity":
+                return Infinity
+              case "-INF":
+              case "-Infinity":
+                return -Infinity
+              default:
+                return FAIL
+            }
+          default:
+            return FAIL
+        }
+      }
+    case "string":
+      // non-string values keep their exact source text (spark.sql.json.enableExactStringParsing)
+      return (v, text) => (v.k === "str" ? v.v : v.k === "null" ? null : text.slice(v.start, v.end))
+    case "binary":
+      return (v) => {
+        if (v.k === "null") return null
+        if (v.k !== "str") return FAIL
+        return decodeBase64(v.v) ?? FAIL
+      }
+    case "timestamp":
+      return (v) => {
+        if (v.k === "null") return null
+        if (v.k === "int") return Number(v.text) * 1000
+        if (v.k !== "str" || v.v.length === 0) return FAIL
+        const ms = o.timestampParser !== undefined ? o.timestampParser(v.v) : (toTimestamp(v.v) as number | null)
+        return ms ?? FAIL
+      }
+    case "date":
+      return (v) => {
+        if (v.k === "null") return null
+        if (v.k !== "str" || v.v.length === 0) return FAIL
+        if (o.dateParser !== undefined) {
+          const ms = o.dateParser(v.v)
+          return ms === null ? FAIL : Math.floor(ms / 86_400_000)
+        }
+        const d = toDate(v.v) as number | null
+        if (d !== null) return d
+        // Spark 1.5 wrote dates as a number of days in a string
+        return javaParseInt(v.v) ?? FAIL
+      }
+    case "calendarInterval":
+      return () => FAIL
+    case "struct":
+      return structConverter(t, o)
+    case "array": {
+      const elem = makeConverter(t.elementType, o)
+      return (v, text, ctx) => {
+        if (v.k === "null") return null
+        if (v.k !== "arr") return FAIL
+        const out = new Array<unknown>(v.items.length)
+        for (let i = 0; i < v.items.length; i++) {
+          const x = elem(v.items[i], text, ctx)
+          // an element that does not convert fails the whole array (Spark keeps only partial structs)
+          if (x === FAIL) return FAIL
+          out[i] = x
+        }
+        return out
+      }
+    }
+    case "map": {
+      const value = makeConverter(t.valueType, o)
+      const key = t.keyType._tag === "string" ? undefined : Cast.castFunction(T.StringType, t.keyType)
+      return (v, text, ctx) => {
+        if (v.k === "null") return null
+        if (v.k !== "obj") return FAIL
+        const out = new Map<unknown, unknown>()
+        for (let i = 0; i < v.keys.length; i++) {
+          const x = value(v.values[i], text, ctx)
+          if (x === FAIL) return FAIL
+          const k = key === undefined ? v.keys[i] : key(v.keys[i])
+          if (k === null) return FAIL
+          out.set(k, x)
+        }
+        return out
+      }
+    }
+  }
+}
+
+/** Converts an object to a positional row: unknown keys are skipped, names match exactly. */
+const structConverter = (t: T.StructType, o: JsonOptions): ((v: JsonValue, text: string, ctx: Ctx) => unknown) => {
+  const index = new Map<string, number>()
+  t.fields.forEach((f, i) => {
+    if (!index.has(f.name)) index.set(f.name, i)
+  })
+  const convs = t.fields.map((f) => makeConverter(f.dataType, o))
+  const n = t.fields.length
+  return (v, text, ctx) => {
+    if (v.k === "null") return null
+    if (v.k !== "obj") return FAIL
+    const row = new Array<unknown>(n).fill(null)
+    for (let i = 0; i < v.keys.length; i++) {
+      const j = index.get(v.keys[i])
+      if (j === undefined) continue
+      const x = convs[j](v.values[i], text, ctx)
+      // partial results: the field stays null, the others keep their values
+      if (x === FAIL) ctx.bad = true
+      else row[j] = x
+    }
+    return row
+  }
+}
+
+const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<FileReader> =>
+  Effect.sync(() => {
+    const corruptAt = dataSchema.fields.findIndex((f) => f.name === o.corruptColumn)
+    const parseFields = dataSchema.fields.filter((_, i) => i !== corruptAt)
+    // output position of each parsed field
+    const positions = dataSchema.fields.map((_, i) => i).filter((i) => i !== corruptAt)
+    const parseSchema = T.struct(parseFields)
+    const root = structConverter(parseSchema, o)
+    const width = dataSchema.fields.length
+    const skipParsing = parseFields.length === 0 && corruptAt < 0 && o.mode === "PERMISSIVE" && !o.multiLine
+
+    const place = (parsed: ReadonlyArray<unknown> | undefined, corrupt: string | null): InternalRow => {
+      if (corruptAt < 0 && parsed !== undefined) return parsed
+      const out = new Array<unknown>(width).fill(null)
+      if (parsed !== undefined) for (let i = 0; i < positions.length; i++) out[positions[i]] = parsed[i]
+      if (corruptAt >= 0) out[corruptAt] = corrupt
+      return out
+    }
+
+    return (c, file) =>
+      Effect.gen(function* () {
+        const text = yield* readText(c, "json", file.path, o.encoding)
+        const out: Array<InternalRow> = []
+        const ctx: Ctx = { bad: false }
+        for (const r of recordsOf(text, o)) {
+          if (skipParsing) {
+            if (r.end > r.start) out.push([])
+            continue
+          }
+          const parsed = parseJson(r.text, r.start, r.end, o.features)
+          if (parsed === undefined) continue
+          ctx.bad = false
+          let rows: Array<ReadonlyArray<unknown>> | typeof FAIL
+          if (parsed instanceof JsonSyntaxError) rows = FAIL
+          else if (parsed.k === "obj") rows = [root(parsed, r.text, ctx) as ReadonlyArray<unknown>]
+          else if (parsed.k === "arr") {
+            // SPARK-3308: a top-level array holds one row per element
+            rows = []
+            for (const item of parsed.items) {
+              if (item.k !== "obj") {
+                rows = FAIL
+                break
+              }
+              rows.push(root(item, r.text, ctx) as ReadonlyArray<unknown>)
+            }
+          } else rows = FAIL
+          if (rows !== FAIL && !ctx.bad) {
+            for (const row of rows) out.push(place(row, null))
+            continue
+          }
+          switch (o.mode) {
+            case "PERMISSIVE": {
+              const literal = recordLiteral(r)
+              if (rows === FAIL || rows.length === 0) out.push(place(undefined, literal))
+              else for (const row of rows) out.push(place(row, literal))
+              break
+            }
+            case "DROPMALFORMED":
+              break
+            case "FAILFAST":
+              return yield* Effect.fail(malformedError(file, recordLiteral(r), false))
+          }
+        }
+        return out
+      })
+  })
+
+/** The `json` format. */
+export const JsonFormat: BatchFormat = makeFileFormat<JsonOptions>({
+  name: "json",
+  title: "JSON",
+  parseOptions: parseJsonOptions,
+  supports,
+  checkUserSchema: (data, o) => checkCorruptColumn(data, o.corruptColumn),
+  inferSchema,
+  makeReader
+})

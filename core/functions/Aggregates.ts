@@ -1,0 +1,905 @@
+/**
+ * The aggregate functions: `count`, `sum`, `avg`, `min`, `max`, `first`, `last`, `collect_list`,
+ * `collect_set` and `approx_count_distinct`, with Spark 4's result types, null handling and
+ * `DISTINCT` (non-ANSI mode, as the rest of tributary).
+ *
+ * The analyzer asks `resolveAggregate` for the result type and the casts the arguments need; the
+ * physical operators ask `makeAggregate` for an `AggregateImpl` once per plan and then drive its
+ * buffers in plain loops: `init` per group, `update` per row, `merge` of partial buffers (`merge(a,
+ * b)` means the rows of `a` came before those of `b`, which `first`, `last` and `collect_list`
+ * depend on), `evaluate` per output row. Buffers of `count`, `sum`, `avg`, `min`, `max`, `first`
+ * and `last` are small mutable arrays, so `update` allocates nothing. `toJSON` / `fromJSON` turn a
+ * buffer into JSON-safe data and back, for the state store to keep between micro-batches: NaN,
+ * ±Infinity and -0 survive, sets keep their order, binary values become base64.
+ *
+ * Where JavaScript differs from the JVM:
+ * - `sum` over integers wraps on 64-bit overflow as Spark does without ANSI mode: the running
+ *   sum is a number while it is a safe integer and a `BigInt` wrapped to 64 bits after that; the
+ *   result is a number again (exact up to 2^53, the precision of every long in tributary).
+ * - `collect_set` keeps the first-seen order (Spark's order is unspecified) and, like Spark, keeps
+ *   every NaN of a double column (Scala's `==` never finds NaN equal) while 0.0 and -0.0 collapse;
+ *   nested values are compared after normalising NaN and -0.0.
+ * - `approx_count_distinct` hashes values exactly as Spark does (`XxHash64.ts`), so its estimates
+ *   equal Spark's (`HyperLogLogPlusPlus.ts`).
+ *
+ * @example
+ * ```ts
+ * import * as Agg from "./Aggregates.ts"
+ * import * as T from "../DataType.ts"
+ * const fn = { _tag: "AggregateFunction", name: "sum", args: [], distinct: false, options: {}, dataType: T.LongType } as const
+ * const sum = Agg.makeAggregate(fn, [(row) => row[0]], [T.IntegerType])
+ * let buf = sum.init()
+ * for (const row of [[1], [null], [2]]) buf = sum.update(buf, row)
+ * sum.evaluate(buf) // 3
+ * ```
+ * @since 0.1.0
+ */
+import { Base64 } from "effect/encoding"
+import * as T from "../DataType.ts"
+import type { DataType } from "../DataType.ts"
+import type { CalendarInterval } from "../Durations.ts"
+import type { AggregateFunction, AggregateName, Expression } from "../Expression.ts"
+import { prettyName } from "../ExpressionName.ts"
+import * as Ordering from "../Ordering.ts"
+import type { InternalRow } from "../Row.ts"
+import * as HLL from "./HyperLogLogPlusPlus.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Type checking
+// ---------------------------------------------------------------------------------------------
+
+/** What `resolveAggregate` answers: Spark's result type and the casts the arguments need first. */
+export type AggregateResolution =
+  | {
+      readonly _tag: "Resolved"
+      readonly resultType: DataType
+      readonly nullable: boolean
+      /** One entry per argument; `undefined` keeps the argument as it is. */
+      readonly castArgsTo: ReadonlyArray<DataType | undefined>
+    }
+  | { readonly _tag: "Invalid"; readonly message: string }
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** Spark's `DataType.sql`, as error messages quote types: `BIGINT`, `ARRAY<INT>`, `MAP<STRING, INT>`, `STRUCT<a: INT>`. */
+export const dataTypeSql = (t: DataType): string => {
+  switch (t._tag) {
+    case "struct":
+      return `STRUCT<${t.fields
+        .map(
+          (f) =>
+            `${IDENTIFIER.test(f.name) ? f.name : `\`${f.name.replace(/`/g, "``")}\``}: ${dataTypeSql(f.dataType)}${f.nullable ? "" : " NOT NULL"}`
+        )
+        .join(", ")}>`
+    case "array":
+      return `ARRAY<${dataTypeSql(t.elementType)}>`
+    case "map":
+      return `MAP<${dataTypeSql(t.keyType)}, ${dataTypeSql(t.valueType)}>`
+    default:
+      return T.simpleString(t).toUpperCase()
+  }
+}
+
+/** Spark's `RowOrdering.isOrderable`: maps and intervals (also inside arrays and structs) are not. */
+export const isOrderable = (t: DataType): boolean => {
+  switch (t._tag) {
+    case "map":
+    case "calendarInterval":
+      return false
+    case "array":
+      return isOrderable(t.elementType)
+    case "struct":
+      return t.fields.every((f) => isOrderable(f.dataType))
+    default:
+      return true
+  }
+}
+
+const containsMap = (t: DataType): boolean => {
+  switch (t._tag) {
+    case "map":
+      return true
+    case "array":
+      return containsMap(t.elementType)
+    case "struct":
+      return t.fields.some((f) => containsMap(f.dataType))
+    default:
+      return false
+  }
+}
+
+const resolved = (
+  resultType: DataType,
+  nullable: boolean,
+  castArgsTo: ReadonlyArray<DataType | undefined>
+): AggregateResolution => ({ _tag: "Resolved", resultType, nullable, castArgsTo })
+
+const invalid = (message: string): AggregateResolution => ({ _tag: "Invalid", message })
+
+/**
+ * Type checking for the analyzer: Spark's result type, nullability and the implicit casts of the
+ * arguments, or Spark's error message.
+ *
+ * - `count(...)`: any types, at least one argument; `bigint`, never null.
+ * - `sum` / `avg`: numeric input; strings, nulls and timestamps are cast to `double` first (Spark's
+ *   implicit cast to `NUMERIC` without ANSI mode); `sum` of `int`/`bigint` is `bigint`, of `double`
+ *   is `double`; `avg` is `double`.
+ * - `min` / `max`: any orderable type (not maps or intervals); the input type.
+ * - `first` / `last`: any type; the input type.
+ * - `collect_list` / `collect_set`: `array<T>` without nulls; `collect_set` rejects maps.
+ * - `approx_count_distinct`: any type; `bigint`, never null; `rsd` must give 4 or more bits.
+ *
+ * `args`, when given, are the resolved argument expressions, used only to name the call in
+ * messages the way Spark does (`Cannot resolve "sum(b)"`).
+ *
+ * @example
+ * ```ts
+ * resolveAggregate("sum", [T.IntegerType], false, {}) // Resolved: bigint, nullable, no casts
+ * resolveAggregate("avg", [T.StringType], false, {})  // Resolved: double, cast the argument to double
+ * resolveAggregate("sum", [T.BooleanType], false, {}) // Invalid: [DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] …
+ * ```
+ */
+export const resolveAggregate = (
+  name: AggregateName,
+  argTypes: ReadonlyArray<DataType>,
+  distinct: boolean,
+  options: AggregateFunction["options"],
+  args?: ReadonlyArray<Expression>
+): AggregateResolution => {
+  const argName = (i: number): string => (args !== undefined && args[i] !== undefined ? prettyName(args[i]) : `argument ${i + 1}`)
+  const callName = (): string =>
+    args !== undefined
+      ? prettyName({ _tag: "AggregateFunction", name, args, distinct, options, dataType: undefined })
+      : `${name}(${distinct ? "DISTINCT " : ""}${argTypes.map((t) => T.simpleString(t)).join(", ")})`
+  const mismatch = (errorClass: string, detail: string): AggregateResolution =>
+    invalid(`[DATATYPE_MISMATCH.${errorClass}] Cannot resolve "${callName()}" due to data type mismatch: ${detail}`)
+  const arity = (n: number): AggregateResolution | undefined =>
+    argTypes.length === n
+      ? undefined
+      : invalid(
+          `[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The \`${name}\` requires ${n} parameters but the actual number is ${argTypes.length}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.`
+        )
+  switch (name) {
+    case "count":
+      if (argTypes.length === 0)
+        return invalid(
+          '[WRONG_NUM_ARGS.WITH_SUGGESTION] The `count` requires  >= 1 parameters but the actual number is 0. If you have to call this function with 0 parameters, set the legacy configuration "spark.sql.legacy.allowParameterlessCount" to "true".'
+        )
+      return resolved(T.LongType, false, argTypes.map(() => undefined))
+    case "sum":
+    case "avg": {
+      const bad = arity(1)
+      if (bad !== undefined) return bad
+      const t = argTypes[0]
+      switch (t._tag) {
+        case "integer":
+        case "long":
+          return resolved(name === "sum" ? T.LongType : T.DoubleType, true, [undefined])
+        case "double":
+          return resolved(T.DoubleType, true, [undefined])
+        case "string":
+        case "null":
+        case "timestamp":
+          // ImplicitCastInputTypes: NUMERIC's default type is DOUBLE (a timestamp becomes seconds).
+          return resolved(T.DoubleType, true, [T.DoubleType])
+        default:
+          return mismatch(
+            "UNEXPECTED_INPUT_TYPE",
+            `The first parameter requires the "NUMERIC" or "ANSI INTERVAL" type, however "${argName(0)}" has the type "${dataTypeSql(t)}".`
+          )
+      }
+    }
+    case "min":
+    case "max": {
+      const bad = arity(1)
+      if (bad !== undefined) return bad
+      const t = argTypes[0]
+      if (!isOrderable(t))
+        return mismatch("INVALID_ORDERING_TYPE", `The \`${name}\` does not support ordering on type "${dataTypeSql(t)}".`)
+      return resolved(t, true, [undefined])
+    }
+    case "first":
+    case "last": {
+      const bad = arity(1)
+      if (bad !== undefined) return bad
+      return resolved(argTypes[0], true, [undefined])
+    }
+    case "collect_list":
+    case "collect_set": {
+      const bad = arity(1)
+      if (bad !== undefined) return bad
+      const t = argTypes[0]
+      if (name === "collect_set" && containsMap(t))
+        return mismatch(
+          "UNSUPPORTED_INPUT_TYPE",
+          `The input of \`collect_set\` can't be "MAP" or "COLLATED STRING" type data.`
+        )
+      return resolved(T.array(t, false), false, [undefined])
+    }
+    case "approx_count_distinct": {
+      const bad = arity(1)
+      if (bad !== undefined) return bad
+      const problem = HLL.validateRelativeSD(options.rsd ?? 0.05)
+      if (problem !== undefined) return invalid(problem)
+      return resolved(T.LongType, false, [undefined])
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON encoding of internal values
+// ---------------------------------------------------------------------------------------------
+
+/** A number as JSON: finite numbers as they are; NaN, ±Infinity and -0 as strings. */
+export const encodeNumber = (n: number): number | string =>
+  Number.isFinite(n) ? (Object.is(n, -0) ? "-0" : n) : String(n)
+
+/** The inverse of `encodeNumber`. */
+export const decodeNumber = (j: unknown): number => {
+  if (typeof j === "number") return j
+  if (j === "-0") return -0
+  return Number(j)
+}
+
+const codecError = (what: string, j: unknown): Error =>
+  new Error(`aggregate buffer: cannot decode ${what} from ${JSON.stringify(j)?.slice(0, 80)}`)
+
+/** Encodes internal values of `t` as JSON-safe data (type-directed, so no tags are needed). */
+export const valueToJSON = (t: DataType): ((v: unknown) => unknown) => {
+  switch (t._tag) {
+    case "null":
+      return () => null
+    case "integer":
+    case "long":
+    case "double":
+    case "timestamp":
+    case "date":
+      return (v) => (v === null || v === undefined ? null : encodeNumber(v as number))
+    case "string":
+    case "boolean":
+      return (v) => (v === undefined ? null : v)
+    case "binary":
+      return (v) => (v === null || v === undefined ? null : Base64.encode(v as Uint8Array))
+    case "calendarInterval":
+      return (v) => {
+        if (v === null || v === undefined) return null
+        const i = v as CalendarInterval
+        return [i.months, i.days, encodeNumber(i.micros)]
+      }
+    case "array": {
+      const elem = valueToJSON(t.elementType)
+      return (v) => (v === null || v === undefined ? null : (v as ReadonlyArray<unknown>).map(elem))
+    }
+    case "struct": {
+      const fields = t.fields.map((f) => valueToJSON(f.dataType))
+      return (v) => {
+        if (v === null || v === undefined) return null
+        const a = v as ReadonlyArray<unknown>
+        return fields.map((f, i) => f(a[i]))
+      }
+    }
+    case "map": {
+      const k = valueToJSON(t.keyType)
+      const x = valueToJSON(t.valueType)
+      return (v) => {
+        if (v === null || v === undefined) return null
+        const out: Array<unknown> = []
+        for (const [a, b] of v as Map<unknown, unknown>) out.push([k(a), x(b)])
+        return out
+      }
+    }
+  }
+}
+
+/** Decodes what `valueToJSON(t)` produced. Throws on data that no encoder of `t` produces. */
+export const valueFromJSON = (t: DataType): ((j: unknown) => unknown) => {
+  switch (t._tag) {
+    case "null":
+      return () => null
+    case "integer":
+    case "long":
+    case "double":
+    case "timestamp":
+    case "date":
+      return (j) => (j === null ? null : decodeNumber(j))
+    case "string":
+    case "boolean":
+      return (j) => j
+    case "binary":
+      return (j) => {
+        if (j === null) return null
+        const r = Base64.decode(j as string)
+        if (r._tag === "Failure") throw codecError("binary", j)
+        return r.success
+      }
+    case "calendarInterval":
+      return (j) => {
+        if (j === null) return null
+        const [months, days, micros] = j as [number, number, unknown]
+        return { months, days, micros: decodeNumber(micros) } satisfies CalendarInterval
+      }
+    case "array": {
+      const elem = valueFromJSON(t.elementType)
+      return (j) => (j === null ? null : (j as ReadonlyArray<unknown>).map(elem))
+    }
+    case "struct": {
+      const fields = t.fields.map((f) => valueFromJSON(f.dataType))
+      return (j) => {
+        if (j === null) return null
+        const a = j as ReadonlyArray<unknown>
+        return fields.map((f, i) => f(a[i]))
+      }
+    }
+    case "map": {
+      const k = valueFromJSON(t.keyType)
+      const x = valueFromJSON(t.valueType)
+      return (j) => {
+        if (j === null) return null
+        const out = new Map<unknown, unknown>()
+        for (const [a, b] of j as ReadonlyArray<[unknown, unknown]>) out.set(k(a), x(b))
+        return out
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Implementations
+// ---------------------------------------------------------------------------------------------
+
+/** A compiled argument: reads one internal row. */
+export type Evaluator = (row: InternalRow) => unknown
+
+/** One running aggregate. Buffers are serializable with `toJSON`/`fromJSON`. */
+export interface AggregateImpl {
+  readonly resultType: DataType
+  /** A fresh buffer. */
+  readonly init: () => unknown
+  /** Adds one row; returns the buffer (the same object, mutated, for every built-in aggregate). */
+  readonly update: (buffer: unknown, row: InternalRow) => unknown
+  /** Combines two buffers, the rows of `a` before those of `b`; returns `a`, mutated. `b` is not changed. */
+  readonly merge: (a: unknown, b: unknown) => unknown
+  /** The internal value of the result. It shares nothing mutable with the buffer. */
+  readonly evaluate: (buffer: unknown) => unknown
+  /** JSON-safe data (NaN, Infinity, -0, sets, binary and bigints encoded). */
+  readonly toJSON: (buffer: unknown) => unknown
+  /** A buffer from what `toJSON` produced. */
+  readonly fromJSON: (json: unknown) => unknown
+}
+
+const isNull = (v: unknown): boolean => v === null || v === undefined
+
+// count ---------------------------------------------------------------------------------------
+
+type CountBuffer = [n: number]
+
+const countImpl = (args: ReadonlyArray<Evaluator>): AggregateImpl => {
+  const a0 = args[0]
+  const n = args.length
+  const update =
+    n === 1
+      ? (b: unknown, row: InternalRow): unknown => {
+          const v = a0(row)
+          if (v !== null && v !== undefined) (b as CountBuffer)[0]++
+          return b
+        }
+      : (b: unknown, row: InternalRow): unknown => {
+          for (let i = 0; i < n; i++) if (isNull(args[i](row))) return b
+          ;(b as CountBuffer)[0]++
+          return b
+        }
+  return {
+    resultType: T.LongType,
+    init: (): CountBuffer => [0],
+    update,
+    merge: (a, b) => {
+      ;(a as CountBuffer)[0] += (b as CountBuffer)[0]
+      return a
+    },
+    evaluate: (b) => (b as CountBuffer)[0],
+    toJSON: (b) => (b as CountBuffer)[0],
+    fromJSON: (j): CountBuffer => [Number(j)]
+  }
+}
+
+// sum -----------------------------------------------------------------------------------------
+
+/** `[sum, hasValue, wrapped]`: `wrapped` takes over once the sum leaves the safe integers. */
+type LongSumBuffer = [sum: number, has: number, wrapped: bigint | null]
+
+const toBigInt = (v: number): bigint => (Number.isFinite(v) ? BigInt(Math.trunc(v)) : 0n)
+
+const longSumImpl = (arg: Evaluator): AggregateImpl => ({
+  resultType: T.LongType,
+  init: (): LongSumBuffer => [0, 0, null],
+  update: (b, row) => {
+    const v = arg(row)
+    if (v === null || v === undefined) return b
+    const buf = b as LongSumBuffer
+    buf[1] = 1
+    if (buf[2] !== null) buf[2] = BigInt.asIntN(64, buf[2] + toBigInt(v as number))
+    else {
+      const s = buf[0] + (v as number)
+      if (Number.isSafeInteger(s)) buf[0] = s
+      // Java's long addition wraps (Spark's sum without ANSI mode); BigInt does it exactly.
+      else buf[2] = BigInt.asIntN(64, toBigInt(buf[0]) + toBigInt(v as number))
+    }
+    return b
+  },
+  merge: (a, b) => {
+    const x = a as LongSumBuffer
+    const y = b as LongSumBuffer
+    if (y[1] === 0) return a
+    if (x[1] === 0) {
+      x[0] = y[0]
+      x[1] = 1
+      x[2] = y[2]
+      return a
+    }
+    if (x[2] === null && y[2] === null) {
+      const s = x[0] + y[0]
+      if (Number.isSafeInteger(s)) {
+        x[0] = s
+        return a
+      }
+    }
+    x[2] = BigInt.asIntN(64, (x[2] ?? toBigInt(x[0])) + (y[2] ?? toBigInt(y[0])))
+    return a
+  },
+  evaluate: (b) => {
+    const buf = b as LongSumBuffer
+    return buf[1] === 0 ? null : buf[2] !== null ? Number(buf[2]) : buf[0]
+  },
+  toJSON: (b) => {
+    const buf = b as LongSumBuffer
+    return [buf[0], buf[1], buf[2] === null ? null : buf[2].toString()]
+  },
+  fromJSON: (j): LongSumBuffer => {
+    const [s, has, w] = j as [number, number, string | null]
+    return [s, has, w === null ? null : BigInt(w)]
+  }
+})
+
+type DoubleSumBuffer = [sum: number, has: number]
+
+const doubleSumImpl = (arg: Evaluator): AggregateImpl => ({
+  resultType: T.DoubleType,
+  // Spark starts from null and adds to coalesce(sum, 0.0): the same as starting from 0.0.
+  init: (): DoubleSumBuffer => [0, 0],
+  update: (b, row) => {
+    const v = arg(row)
+    if (v !== null && v !== undefined) {
+      const buf = b as DoubleSumBuffer
+      buf[0] += v as number
+      buf[1] = 1
+    }
+    return b
+  },
+  merge: (a, b) => {
+    const x = a as DoubleSumBuffer
+    const y = b as DoubleSumBuffer
+    if (y[1] !== 0) {
+      x[0] += y[0]
+      x[1] = 1
+    }
+    return a
+  },
+  evaluate: (b) => ((b as DoubleSumBuffer)[1] === 0 ? null : (b as DoubleSumBuffer)[0]),
+  toJSON: (b) => [encodeNumber((b as DoubleSumBuffer)[0]), (b as DoubleSumBuffer)[1]],
+  fromJSON: (j): DoubleSumBuffer => [decodeNumber((j as Array<unknown>)[0]), Number((j as Array<unknown>)[1])]
+})
+
+// avg -----------------------------------------------------------------------------------------
+
+type AvgBuffer = [sum: number, count: number]
+
+const avgImpl = (arg: Evaluator): AggregateImpl => ({
+  resultType: T.DoubleType,
+  init: (): AvgBuffer => [0, 0],
+  update: (b, row) => {
+    const v = arg(row)
+    if (v !== null && v !== undefined) {
+      const buf = b as AvgBuffer
+      buf[0] += v as number
+      buf[1]++
+    }
+    return b
+  },
+  merge: (a, b) => {
+    const x = a as AvgBuffer
+    const y = b as AvgBuffer
+    x[0] += y[0]
+    x[1] += y[1]
+    return a
+  },
+  // Spark divides sum by count; with no values the count is 0 and the result null.
+  evaluate: (b) => ((b as AvgBuffer)[1] === 0 ? null : (b as AvgBuffer)[0] / (b as AvgBuffer)[1]),
+  toJSON: (b) => [encodeNumber((b as AvgBuffer)[0]), (b as AvgBuffer)[1]],
+  fromJSON: (j): AvgBuffer => [decodeNumber((j as Array<unknown>)[0]), Number((j as Array<unknown>)[1])]
+})
+
+// min / max -----------------------------------------------------------------------------------
+
+type ExtremumBuffer = [value: unknown]
+
+const extremumImpl = (t: DataType, arg: Evaluator, sign: 1 | -1): AggregateImpl => {
+  const cmp = Ordering.comparator(t)
+  const enc = valueToJSON(t)
+  const dec = valueFromJSON(t)
+  // Spark's Least/Greatest keep the earlier value on ties (the buffer before the new row).
+  const better = (v: unknown, cur: unknown): boolean => cur === null || sign * cmp(v, cur) < 0
+  return {
+    resultType: t,
+    init: (): ExtremumBuffer => [null],
+    update: (b, row) => {
+      const v = arg(row)
+      if (v !== null && v !== undefined && better(v, (b as ExtremumBuffer)[0])) (b as ExtremumBuffer)[0] = v
+      return b
+    },
+    merge: (a, b) => {
+      const v = (b as ExtremumBuffer)[0]
+      if (v !== null && better(v, (a as ExtremumBuffer)[0])) (a as ExtremumBuffer)[0] = v
+      return a
+    },
+    evaluate: (b) => (b as ExtremumBuffer)[0],
+    toJSON: (b) => enc((b as ExtremumBuffer)[0]),
+    fromJSON: (j): ExtremumBuffer => [dec(j)]
+  }
+}
+
+// first / last --------------------------------------------------------------------------------
+
+type FirstLastBuffer = [value: unknown, set: number]
+
+const firstImpl = (t: DataType, arg: Evaluator, ignoreNulls: boolean): AggregateImpl => {
+  const enc = valueToJSON(t)
+  const dec = valueFromJSON(t)
+  return {
+    resultType: t,
+    init: (): FirstLastBuffer => [null, 0],
+    update: ignoreNulls
+      ? (b, row) => {
+          const buf = b as FirstLastBuffer
+          if (buf[1] === 0) {
+            const v = arg(row)
+            if (v !== null && v !== undefined) {
+              buf[0] = v
+              buf[1] = 1
+            }
+          }
+          return b
+        }
+      : (b, row) => {
+          const buf = b as FirstLastBuffer
+          if (buf[1] === 0) {
+            const v = arg(row)
+            buf[0] = v === undefined ? null : v
+            buf[1] = 1
+          }
+          return b
+        },
+    // Spark's First.mergeExpressions: the left value when it is set.
+    merge: (a, b) => {
+      const x = a as FirstLastBuffer
+      const y = b as FirstLastBuffer
+      if (x[1] === 0 && y[1] !== 0) {
+        x[0] = y[0]
+        x[1] = 1
+      }
+      return a
+    },
+    evaluate: (b) => (b as FirstLastBuffer)[0],
+    toJSON: (b) => [enc((b as FirstLastBuffer)[0]), (b as FirstLastBuffer)[1]],
+    fromJSON: (j): FirstLastBuffer => [dec((j as Array<unknown>)[0]), Number((j as Array<unknown>)[1])]
+  }
+}
+
+const lastImpl = (t: DataType, arg: Evaluator, ignoreNulls: boolean): AggregateImpl => {
+  const enc = valueToJSON(t)
+  const dec = valueFromJSON(t)
+  return {
+    resultType: t,
+    init: (): FirstLastBuffer => [null, 0],
+    update: ignoreNulls
+      ? (b, row) => {
+          const v = arg(row)
+          if (v !== null && v !== undefined) {
+            const buf = b as FirstLastBuffer
+            buf[0] = v
+            buf[1] = 1
+          }
+          return b
+        }
+      : (b, row) => {
+          const v = arg(row)
+          const buf = b as FirstLastBuffer
+          buf[0] = v === undefined ? null : v
+          buf[1] = 1
+          return b
+        },
+    // Spark's Last.mergeExpressions: the right value when it is set.
+    merge: (a, b) => {
+      const x = a as FirstLastBuffer
+      const y = b as FirstLastBuffer
+      if (y[1] !== 0) {
+        x[0] = y[0]
+        x[1] = 1
+      }
+      return a
+    },
+    evaluate: (b) => (b as FirstLastBuffer)[0],
+    toJSON: (b) => [enc((b as FirstLastBuffer)[0]), (b as FirstLastBuffer)[1]],
+    fromJSON: (j): FirstLastBuffer => [dec((j as Array<unknown>)[0]), Number((j as Array<unknown>)[1])]
+  }
+}
+
+// collect_list / collect_set ------------------------------------------------------------------
+
+const collectListImpl = (t: DataType, arg: Evaluator): AggregateImpl => {
+  const enc = valueToJSON(t)
+  const dec = valueFromJSON(t)
+  return {
+    resultType: T.array(t, false),
+    init: (): Array<unknown> => [],
+    update: (b, row) => {
+      const v = arg(row)
+      if (v !== null && v !== undefined) (b as Array<unknown>).push(v)
+      return b
+    },
+    merge: (a, b) => {
+      const x = a as Array<unknown>
+      const y = b as ReadonlyArray<unknown>
+      for (let i = 0; i < y.length; i++) x.push(y[i])
+      return a
+    },
+    evaluate: (b) => (b as Array<unknown>).slice(),
+    toJSON: (b) => (b as Array<unknown>).map(enc),
+    fromJSON: (j) => (j as Array<unknown>).map(dec)
+  }
+}
+
+const isPrimitiveType = (t: DataType): boolean => {
+  switch (t._tag) {
+    case "integer":
+    case "long":
+    case "double":
+    case "timestamp":
+    case "date":
+    case "string":
+    case "boolean":
+    case "null":
+      return true
+    default:
+      return false
+  }
+}
+
+/**
+ * The set-membership key of a value of `t`: primitives are their own key (a JavaScript `Set`
+ * already treats NaN as NaN and 0 as -0, as Spark's grouping normalises them); other values use
+ * `Ordering.keyString`.
+ */
+const memberKey = (t: DataType): ((v: unknown) => unknown) => (isPrimitiveType(t) ? (v) => v : Ordering.keyString(t))
+
+interface SetBuffer {
+  readonly seen: Set<unknown>
+  readonly values: Array<unknown>
+}
+
+const collectSetImpl = (t: DataType, arg: Evaluator): AggregateImpl => {
+  const key = memberKey(t)
+  const enc = valueToJSON(t)
+  const dec = valueFromJSON(t)
+  // Spark's CollectSet compares with Scala's `==`, under which NaN never equals NaN: every NaN
+  // of a double column is kept (SELECT collect_set(x) over 0.0, -0.0, NaN, NaN is [0.0, NaN, NaN]).
+  const keepsEveryNaN = t._tag === "double"
+  const add = (buf: SetBuffer, v: unknown): void => {
+    if (keepsEveryNaN && v !== v) {
+      buf.values.push(v)
+      return
+    }
+    const k = key(v)
+    if (!buf.seen.has(k)) {
+      buf.seen.add(k)
+      buf.values.push(v)
+    }
+  }
+  return {
+    resultType: T.array(t, false),
+    init: (): SetBuffer => ({ seen: new Set(), values: [] }),
+    update: (b, row) => {
+      const v = arg(row)
+      if (v !== null && v !== undefined) add(b as SetBuffer, v)
+      return b
+    },
+    merge: (a, b) => {
+      const y = (b as SetBuffer).values
+      for (let i = 0; i < y.length; i++) add(a as SetBuffer, y[i])
+      return a
+    },
+    evaluate: (b) => (b as SetBuffer).values.slice(),
+    toJSON: (b) => (b as SetBuffer).values.map(enc),
+    fromJSON: (j) => {
+      const buf: SetBuffer = { seen: new Set(), values: [] }
+      for (const x of j as Array<unknown>) add(buf, dec(x))
+      return buf
+    }
+  }
+}
+
+// approx_count_distinct -----------------------------------------------------------------------
+
+const registersToJSON = (hll: HLL.HyperLogLogPlusPlus, r: Uint8Array): unknown => {
+  let nonZero = 0
+  for (let i = 0; i < r.length; i++) if (r[i] !== 0) nonZero++
+  // Few groups see many distinct values: a sparse list of (index, register) is usually smaller.
+  if (nonZero * 6 < r.length) {
+    const sparse: Array<number> = []
+    for (let i = 0; i < r.length; i++) if (r[i] !== 0) sparse.push(i, r[i])
+    return { p: hll.p, sparse }
+  }
+  return { p: hll.p, dense: Base64.encode(r) }
+}
+
+const registersFromJSON = (hll: HLL.HyperLogLogPlusPlus, j: unknown): Uint8Array => {
+  const o = j as { p: number; sparse?: ReadonlyArray<number>; dense?: string }
+  if (o === null || typeof o !== "object" || o.p !== hll.p) throw codecError(`HyperLogLog++ registers with p = ${hll.p}`, j)
+  if (o.sparse !== undefined) {
+    const r = hll.init()
+    for (let i = 0; i < o.sparse.length; i += 2) r[o.sparse[i]] = o.sparse[i + 1]
+    return r
+  }
+  const d = Base64.decode(o.dense ?? "")
+  if (d._tag === "Failure" || d.success.length !== hll.m) throw codecError("HyperLogLog++ registers", j)
+  return d.success
+}
+
+const approxCountDistinctImpl = (t: DataType, arg: Evaluator, rsd: number): AggregateImpl => {
+  const hll = HLL.make(rsd)
+  const add = HLL.adder(hll, t)
+  return {
+    resultType: T.LongType,
+    init: () => hll.init(),
+    update: (b, row) => {
+      add(b as Uint8Array, arg(row))
+      return b
+    },
+    merge: (a, b) => hll.merge(a as Uint8Array, b as Uint8Array),
+    evaluate: (b) => hll.query(b as Uint8Array),
+    toJSON: (b) => registersToJSON(hll, b as Uint8Array),
+    fromJSON: (j) => registersFromJSON(hll, j)
+  }
+}
+
+// DISTINCT ------------------------------------------------------------------------------------
+
+/**
+ * `count`, `sum`, `avg` and `collect_list` with `DISTINCT`: the buffer is the set of distinct
+ * argument tuples in first-seen order (doubles normalised: -0.0 as 0.0 and NaN as one value, as
+ * Spark's distinct aggregation groups them); `evaluate` runs the plain aggregate over that set.
+ * These aggregates ignore nulls, so tuples with a null are never stored: `count(DISTINCT a, b)`
+ * counts the distinct tuples without nulls.
+ */
+const distinctImpl = (
+  fn: AggregateFunction,
+  argTypes: ReadonlyArray<DataType>,
+  args: ReadonlyArray<Evaluator>,
+  resultType: DataType
+): AggregateImpl => {
+  const n = args.length
+  const single = n === 1
+  const tupleType = T.struct(argTypes.map((t, i) => T.field(`_${i}`, t)))
+  const key: (v: unknown) => unknown = single ? memberKey(argTypes[0]) : Ordering.keyString(tupleType)
+  const normalizeDouble = single && argTypes[0]._tag === "double"
+  const enc = single ? valueToJSON(argTypes[0]) : valueToJSON(tupleType)
+  const dec = single ? valueFromJSON(argTypes[0]) : valueFromJSON(tupleType)
+  // The plain aggregate over one stored value (single argument: a reused one-slot row) or tuple.
+  const inner = makeAggregate(
+    { ...fn, distinct: false },
+    args.map((_, i) => (row: InternalRow) => row[i]),
+    argTypes
+  )
+  const add = (buf: SetBuffer, v: unknown): void => {
+    const k = key(v)
+    if (!buf.seen.has(k)) {
+      buf.seen.add(k)
+      buf.values.push(v)
+    }
+  }
+  const read = single
+    ? (row: InternalRow): unknown => {
+        const v = args[0](row)
+        if (v === null || v === undefined) return undefined
+        return normalizeDouble && v === 0 ? 0 : v
+      }
+    : (row: InternalRow): unknown => {
+        const t = new Array<unknown>(n)
+        for (let i = 0; i < n; i++) {
+          const v = args[i](row)
+          if (v === null || v === undefined) return undefined
+          t[i] = v
+        }
+        return t
+      }
+  const slot: Array<unknown> = [null]
+  return {
+    resultType,
+    init: (): SetBuffer => ({ seen: new Set(), values: [] }),
+    update: (b, row) => {
+      const v = read(row)
+      if (v !== undefined) add(b as SetBuffer, v)
+      return b
+    },
+    merge: (a, b) => {
+      const y = (b as SetBuffer).values
+      for (let i = 0; i < y.length; i++) add(a as SetBuffer, y[i])
+      return a
+    },
+    evaluate: (b) => {
+      const values = (b as SetBuffer).values
+      if (fn.name === "count") return values.length
+      let acc = inner.init()
+      for (let i = 0; i < values.length; i++) {
+        if (single) {
+          slot[0] = values[i]
+          acc = inner.update(acc, slot)
+        } else acc = inner.update(acc, values[i] as InternalRow)
+      }
+      slot[0] = null
+      return inner.evaluate(acc)
+    },
+    toJSON: (b) => (b as SetBuffer).values.map(enc),
+    fromJSON: (j) => {
+      const buf: SetBuffer = { seen: new Set(), values: [] }
+      for (const x of j as Array<unknown>) add(buf, dec(x))
+      return buf
+    }
+  }
+}
+
+/**
+ * Builds one running aggregate for a resolved `AggregateFunction`. `args` are the compiled
+ * evaluators of the (already cast, see `resolveAggregate`) arguments and `argTypes` their types.
+ * Built once per plan; the returned functions run in the aggregation loops.
+ *
+ * A call that `resolveAggregate` rejects is a bug in the caller (the analyzer checks first), so
+ * it throws (a defect), never returns a half-working aggregate.
+ */
+export const makeAggregate = (
+  fn: AggregateFunction,
+  args: ReadonlyArray<Evaluator>,
+  argTypes: ReadonlyArray<DataType>
+): AggregateImpl => {
+  const r = resolveAggregate(fn.name, argTypes, fn.distinct, fn.options)
+  if (r._tag === "Invalid") throw new Error(`makeAggregate(${fn.name}): ${r.message}`)
+  const resultType = r.resultType
+  const t = argTypes[0]
+  const a0 = args[0]
+  // Spark's EliminateDistinct drops DISTINCT from min, max, first, last and collect_set
+  // (collect_set(DISTINCT x) keeps every NaN, like collect_set(x)); approx_count_distinct ignores
+  // duplicates by construction.
+  if (fn.distinct && (fn.name === "count" || fn.name === "sum" || fn.name === "avg" || fn.name === "collect_list"))
+    return distinctImpl(fn, argTypes, args, resultType)
+  switch (fn.name) {
+    case "count":
+      return countImpl(args)
+    case "sum":
+      return T.isIntegral(t) ? longSumImpl(a0) : doubleSumImpl(a0)
+    case "avg":
+      return avgImpl(a0)
+    case "min":
+      return extremumImpl(t, a0, 1)
+    case "max":
+      return extremumImpl(t, a0, -1)
+    case "first":
+      return firstImpl(t, a0, fn.options.ignoreNulls === true)
+    case "last":
+      return lastImpl(t, a0, fn.options.ignoreNulls === true)
+    case "collect_list":
+      return collectListImpl(t, a0)
+    case "collect_set":
+      return collectSetImpl(t, a0)
+    case "approx_count_distinct":
+      return approxCountDistinctImpl(t, a0, fn.options.rsd ?? 0.05)
+  }
+}

@@ -1,0 +1,325 @@
+/**
+ * Spark's math functions: `abs`, `round`/`bround` (HALF_UP / HALF_EVEN on the decimal value, as
+ * Spark's `BigDecimal(d).setScale`), `floor`/`ceil` (to bigint), `sqrt`, `exp`, `log` (null
+ * outside the domain), `pow`, trigonometry, `signum`, `pmod`, `isnan`, `nanvl`, `greatest`,
+ * `least`, with Spark's result types: arguments of the double functions are implicitly cast to
+ * double (strings included), integral functions keep their input type.
+ *
+ * @since 0.1.0
+ */
+import { doubleToLong } from "../Cast.ts"
+import { nullableOf } from "../Compile.ts"
+import * as T from "../DataType.ts"
+import type { Expression } from "../Expression.ts"
+import * as O from "../Ordering.ts"
+import { callName, commonTypeOf, dataDiffTypes, define, invalid, isFoldableLiteral, wrongNumArgs } from "./Define.ts"
+import { register, type ScalarFunctionDef } from "./Registry.ts"
+
+const D = T.DoubleType
+
+/** A function of one double giving a double (Spark's `UnaryMathExpression`, which is always nullable). */
+const unaryDouble = (name: string, f: (x: number) => number): ScalarFunctionDef =>
+  define({ name, inputs: [D], result: D, nullable: "always", strict: () => f })
+
+/** Spark's `UnaryLogExpression`: null at or below the asymptote instead of -Infinity/NaN. */
+const unaryLog = (name: string, asymptote: number, f: (x: number) => number): ScalarFunctionDef =>
+  define({
+    name,
+    inputs: [D],
+    result: D,
+    nullable: "always",
+    strict: () => (x: number) => (x <= asymptote ? null : f(x))
+  })
+
+// Spark's Log2 is ln(x) / ln(2), not a dedicated log2
+const LN2 = Math.log(2)
+
+type RoundingMode = "HALF_UP" | "HALF_EVEN"
+
+/**
+ * Rounds the decimal digits of `d` (its shortest representation, which is what Scala's
+ * `BigDecimal(d)` uses) to `scale` places: `round(2.675, 2)` is 2.68 in Spark, not 2.67.
+ */
+export const roundDouble = (d: number, scale: number, mode: RoundingMode): number => {
+  if (!Number.isFinite(d)) return d
+  // BigDecimal has no negative zero
+  if (d === 0) return 0
+  const neg = d < 0
+  const [mant, expText] = Math.abs(d).toExponential().split("e")
+  const digits = mant.replace(".", "")
+  const exp = Number(expText)
+  // value = 0.digits * 10^(exp + 1); keep `exp + 1 + scale` digits
+  const keep = exp + 1 + scale
+  if (keep >= digits.length) return d
+  let result: number
+  if (keep < 0) result = 0
+  else {
+    const kept = digits.slice(0, keep)
+    const first = digits.charCodeAt(keep) - 48
+    const rest = digits.slice(keep + 1)
+    let up: boolean
+    if (first > 5) up = true
+    else if (first < 5) up = false
+    else if (/[1-9]/.test(rest)) up = true
+    else if (mode === "HALF_UP") up = true
+    else {
+      const last = kept.length === 0 ? 0 : kept.charCodeAt(kept.length - 1) - 48
+      up = last % 2 === 1
+    }
+    let n = kept.length === 0 ? 0n : BigInt(kept)
+    if (up) n += 1n
+    // n * 10^(exp + 1 - keep) = n * 10^(-scale)
+    result = Number(`${n}e${-scale}`)
+  }
+  return neg && result !== 0 ? -result : result
+}
+
+/** Rounds an integral value to a negative scale (positive scales leave it unchanged). */
+const roundIntegral = (x: number, scale: number, mode: RoundingMode): number => {
+  if (scale >= 0) return x
+  if (-scale > 18) return 0
+  const factor = 10 ** -scale
+  const q = Math.trunc(x / factor)
+  const r = x - q * factor
+  const twice = Math.abs(r) * 2
+  let up: boolean
+  if (twice > factor) up = true
+  else if (twice < factor) up = false
+  else up = mode === "HALF_UP" || Math.abs(q) % 2 === 1
+  const m = up ? q + Math.sign(x) : q
+  return m * factor + 0
+}
+
+const roundFunction = (name: string, mode: RoundingMode): ScalarFunctionDef => {
+  const def = define({
+    name,
+    inputs: ["numeric", T.IntegerType],
+    minArgs: 1,
+    result: (types) => types[0],
+    // Spark's RoundBase is always nullable
+    nullable: "always",
+    strict: (info) => {
+      const t = info.argTypes[0]
+      switch (t._tag) {
+        case "integer":
+          return (x: number, scale = 0) => roundIntegral(x, scale, mode) | 0
+        case "long":
+          return (x: number, scale = 0) => roundIntegral(x, scale, mode)
+        default:
+          return (x: number, scale = 0) => roundDouble(x, scale, mode)
+      }
+    }
+  })
+  return {
+    ...def,
+    resolve: (argTypes, args) => {
+      // Spark requires a constant scale ("The second parameter requires a foldable expression")
+      if (args.length === 2 && !isFoldableLiteral(args[1])) {
+        return invalid(
+          `[DATATYPE_MISMATCH.NON_FOLDABLE_INPUT] Cannot resolve "${callName(name, args)}" due to data type mismatch: the input \`scale\` should be a foldable "INT" expression; however, got "${callName("", [args[1]]).slice(1, -1)}".`
+        )
+      }
+      return def.resolve(argTypes, args)
+    }
+  }
+}
+
+/** Math.round with ties to even (Java's `Math.rint`). */
+const rint = (x: number): number => {
+  if (!Number.isFinite(x)) return x
+  const f = Math.floor(x)
+  const diff = x - f
+  if (diff < 0.5) return f
+  if (diff > 0.5) return f + 1
+  return f % 2 === 0 ? f : f + 1
+}
+
+const floorCeil = (name: string, f: (x: number) => number): ScalarFunctionDef =>
+  define({
+    name,
+    inputs: [[D, T.LongType, T.IntegerType]],
+    result: T.LongType,
+    strict: (info) => (info.argTypes[0]._tag === "double" ? (x: number) => doubleToLong(f(x)) : (x: number) => x)
+  })
+
+/** `greatest`/`least`: the common type of all arguments, nulls skipped, null only when all are null. */
+const extremum = (name: string, greatest: boolean): ScalarFunctionDef => ({
+  name,
+  resolve: (argTypes, args) => {
+    if (argTypes.length < 2) return wrongNumArgs(name, "> 1", argTypes.length)
+    const common = commonTypeOf(argTypes)
+    if (common === undefined) return dataDiffTypes(name, args, argTypes)
+    return {
+      _tag: "Resolved",
+      resultType: common,
+      nullable: args.every(nullableOf),
+      castArgsTo: argTypes.map((t) => (T.sameType(t, common) ? undefined : common))
+    }
+  },
+  compile: (args, _argTypes, resultType) => {
+    const cmp = O.comparator(resultType)
+    const n = args.length
+    return (row) => {
+      let best: unknown = null
+      for (let i = 0; i < n; i++) {
+        const v = args[i](row)
+        if (v == null) continue
+        if (best === null) best = v
+        else {
+          const c = cmp(v, best)
+          if (greatest ? c > 0 : c < 0) best = v
+        }
+      }
+      return best
+    }
+  }
+})
+
+const FACTORIALS: Array<number> = [1]
+for (let i = 1; i <= 20; i++) FACTORIALS.push(FACTORIALS[i - 1] * i)
+
+const numericResult = (types: ReadonlyArray<T.DataType>): T.DataType => types[0]
+
+const pmodInputs = (argTypes: ReadonlyArray<T.DataType>, args: ReadonlyArray<Expression>) => {
+  const common = commonTypeOf(argTypes)
+  if (common === undefined || !(T.isNumeric(common) || common._tag === "null" || common._tag === "string")) {
+    return dataDiffTypes("pmod", args, argTypes)
+  }
+  const target = T.isNumeric(common) ? common : D
+  return [target, target]
+}
+
+register(
+  define({
+    name: "abs",
+    inputs: ["numeric"],
+    result: numericResult,
+    strict: (info) =>
+      info.argTypes[0]._tag === "integer"
+        ? // Java: Math.abs(Int.MinValue) is Int.MinValue
+          (x: number) => Math.abs(x) | 0
+        : (x: number) => Math.abs(x)
+  }),
+  define({
+    name: "negative",
+    inputs: ["numeric"],
+    result: numericResult,
+    strict: (info) => (info.argTypes[0]._tag === "integer" ? (x: number) => -x | 0 : (x: number) => 0 - x)
+  }),
+  define({ name: "positive", inputs: ["numeric"], result: numericResult, strict: () => (x: number) => x }),
+  roundFunction("round", "HALF_UP"),
+  roundFunction("bround", "HALF_EVEN"),
+  floorCeil("floor", Math.floor),
+  floorCeil("ceil", Math.ceil),
+  floorCeil("ceiling", Math.ceil),
+  unaryDouble("rint", rint),
+  unaryDouble("sqrt", Math.sqrt),
+  unaryDouble("cbrt", Math.cbrt),
+  unaryDouble("exp", Math.exp),
+  unaryDouble("expm1", Math.expm1),
+  unaryLog("ln", 0, Math.log),
+  unaryLog("log10", 0, Math.log10),
+  unaryLog("log2", 0, (x) => Math.log(x) / LN2),
+  unaryLog("log1p", -1, Math.log1p),
+  define({
+    name: "log",
+    inputs: [D, D],
+    minArgs: 1,
+    result: D,
+    nullable: "always",
+    strict: (info) =>
+      info.argTypes.length === 1
+        ? (x: number) => (x <= 0 ? null : Math.log(x))
+        : (base: number, x: number) => (base <= 0 || x <= 0 ? null : Math.log(x) / Math.log(base))
+  }),
+  define({ name: "pow", inputs: [D, D], result: D, strict: () => Math.pow }),
+  define({ name: "power", inputs: [D, D], result: D, strict: () => Math.pow }),
+  unaryDouble("sin", Math.sin),
+  unaryDouble("cos", Math.cos),
+  unaryDouble("tan", Math.tan),
+  unaryDouble("asin", Math.asin),
+  unaryDouble("acos", Math.acos),
+  unaryDouble("atan", Math.atan),
+  unaryDouble("sinh", Math.sinh),
+  unaryDouble("cosh", Math.cosh),
+  unaryDouble("tanh", Math.tanh),
+  // Spark computes the inverse hyperbolic functions with these formulas, not java.lang.Math
+  unaryDouble("asinh", (x) => (x === -Infinity ? x : Math.log(x + Math.sqrt(x * x + 1)))),
+  unaryDouble("acosh", (x) => Math.log(x + Math.sqrt(x * x - 1))),
+  unaryDouble("atanh", (x) => 0.5 * (Math.log1p(x) - Math.log1p(-x))),
+  unaryDouble("cot", (x) => 1 / Math.tan(x)),
+  unaryDouble("sec", (x) => 1 / Math.cos(x)),
+  unaryDouble("csc", (x) => 1 / Math.sin(x)),
+  unaryDouble("degrees", (x) => (x * 180) / Math.PI),
+  unaryDouble("radians", (x) => (x / 180) * Math.PI),
+  // Spark adds 0.0 to both sides so that -0.0 and 0.0 give the same angle
+  define({
+    name: "atan2",
+    inputs: [D, D],
+    result: D,
+    strict: () => (y: number, x: number) => Math.atan2(y + 0, x + 0)
+  }),
+  define({ name: "hypot", inputs: [D, D], result: D, strict: () => Math.hypot }),
+  unaryDouble("signum", (x) => (x !== x ? x : Math.sign(x))),
+  unaryDouble("sign", (x) => (x !== x ? x : Math.sign(x))),
+  define({ name: "e", inputs: [], result: D, nullable: "never", strict: () => () => Math.E }),
+  define({ name: "pi", inputs: [], result: D, nullable: "never", strict: () => () => Math.PI }),
+  define({
+    name: "factorial",
+    inputs: [T.IntegerType],
+    result: T.LongType,
+    nullable: "always",
+    strict: () => (n: number) => (n < 0 || n > 20 ? null : FACTORIALS[n])
+  }),
+  define({
+    name: "bin",
+    inputs: [T.LongType],
+    result: T.StringType,
+    strict: () => (n: number) => BigInt.asUintN(64, BigInt(Math.trunc(n))).toString(2)
+  }),
+  define({
+    name: "pmod",
+    inputs: pmodInputs,
+    minArgs: 2,
+    maxArgs: 2,
+    result: (types) => types[0],
+    nullable: "always",
+    strict: (info) => {
+      const wrap = info.argTypes[0]._tag === "integer" ? (v: number) => v | 0 : (v: number) => v + 0
+      return (a: number, n: number) => {
+        if (n === 0) return null
+        const r = a % n
+        return wrap(r < 0 ? (r + n) % n : r)
+      }
+    }
+  }),
+  define({
+    name: "isnan",
+    inputs: [D],
+    result: T.BooleanType,
+    nullable: "never",
+    // Spark: isnan(null) is false, never null
+    compile: (args) => {
+      const a = args[0]
+      return (row) => {
+        const x = a(row)
+        return x != null && x !== x
+      }
+    }
+  }),
+  define({
+    name: "nanvl",
+    inputs: [D, D],
+    result: D,
+    compile: (args) => {
+      const [a, b] = args
+      return (row) => {
+        const x = a(row)
+        if (x == null) return null
+        return x !== x ? b(row) : x
+      }
+    }
+  }),
+  extremum("greatest", true),
+  extremum("least", false)
+)

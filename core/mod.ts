@@ -1,0 +1,21 @@
+/**
+ * The public face of `core/`: data types, columns and `F`, durations, errors and the format
+ * registry that connectors plug into.
+ *
+ * @since 0.1.0
+ */
+export { Column, type ColumnOrName, type ColumnOrValue, type Primitive } from "./Column.ts"
+export * as DataType from "./DataType.ts"
+export type { StructField, StructType } from "./DataType.ts"
+export { parseDurationMs, parseInterval } from "./Durations.ts"
+export {
+  AnalysisError,
+  CheckpointError,
+  ConnectorError,
+  IllegalStateError,
+  StateStoreError,
+  StreamingQueryError
+} from "./Errors.ts"
+export * as F from "./F.ts"
+export { type BatchFormat, registerBatchFormat } from "./Formats.ts"
+export { structTypeOf } from "./RowSchema.ts"

@@ -1,0 +1,30 @@
+/**
+ * tributary: Apache Spark's Structured Streaming and DataFrame API as a typed TypeScript
+ * library on Effect, for Node.js and Deno.
+ *
+ * This is the composition root: it wires the built-in connectors into the format registry, so
+ * `spark.read.format("json")` and friends work as soon as `tributary` is imported.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { F, Session } from "tributary"
+ *
+ * const program = Effect.gen(function* () {
+ *   const spark = yield* Session
+ *   const sales = spark.createDataFrame(
+ *     [{ shop: "a", amount: 3 }, { shop: "b", amount: 5 }, { shop: "a", amount: 4 }],
+ *     Schema.Struct({ shop: Schema.String, amount: Schema.Int })
+ *   )
+ *   yield* sales.groupBy("shop").agg(F.sum("amount").as("total")).orderBy("shop").show()
+ * })
+ * await Effect.runPromise(program.pipe(Effect.provide(Session.layer())))
+ * ```
+ * @since 0.1.0
+ */
+import { registerFileFormats } from "./connectors/files/mod.ts"
+
+registerFileFormats()
+
+export * from "./core/mod.ts"
+export * from "./structured/mod.ts"

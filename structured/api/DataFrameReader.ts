@@ -1,0 +1,135 @@
+/**
+ * `spark.read`: Spark's `DataFrameReader` for bounded data (json, csv, parquet, text and any
+ * registered batch format). The builder is immutable; `load` is an action because it lists
+ * files and, without a schema, infers one from the data (as Spark does eagerly at `load`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Session } from "tributary"
+ * const program = Effect.gen(function* () {
+ *   const spark = yield* Session
+ *   const people = yield* spark.read.schema(Schema.Struct({ name: Schema.String, age: Schema.Int })).json("people.jsonl")
+ *   const rows = yield* spark.read.option("header", true).option("inferSchema", true).csv("data.csv")
+ *   return [yield* people.count(), yield* rows.count()]
+ * })
+ * ```
+ * @since 0.1.0
+ */
+import { Effect, Schema as S } from "effect"
+import * as T from "../../core/DataType.ts"
+import { AnalysisError, type ConnectorError } from "../../core/Errors.ts"
+import * as E from "../../core/Expression.ts"
+import { lookupBatchFormat } from "../../core/Formats.ts"
+import * as Plan from "../../core/LogicalPlan.ts"
+import { structTypeOf } from "../../core/RowSchema.ts"
+import { DataFrame } from "./DataFrame.ts"
+import type { Row } from "./RowTypes.ts"
+import type { SessionState } from "./SessionState.ts"
+
+/** A schema as the readers accept it: an Effect Schema, a `StructType`, or a DDL string (`"a INT, b STRING"`). */
+export type SchemaInput = S.Top | T.StructType | string
+
+/** Resolves a `SchemaInput` to a `StructType`, or says why it cannot. */
+export const toStructType = (schema: SchemaInput): T.StructType | string => {
+  if (typeof schema === "string") {
+    return T.parseDDL(schema) ?? `[PARSE_SYNTAX_ERROR] Cannot parse the schema string: ${schema}`
+  }
+  if (S.isSchema(schema)) {
+    return structTypeOf(schema) ?? "The schema has a part with no Spark type (functions, symbols, unions of different types)."
+  }
+  return schema as T.StructType
+}
+
+export class DataFrameReader<R = Row> {
+  readonly state: SessionState
+  readonly source: string
+  readonly extraOptions: Readonly<Record<string, string>>
+  readonly userSchema: SchemaInput | undefined
+
+  constructor(
+    state: SessionState,
+    source = "parquet",
+    extraOptions: Readonly<Record<string, string>> = {},
+    userSchema?: SchemaInput
+  ) {
+    this.state = state
+    this.source = source
+    this.extraOptions = extraOptions
+    this.userSchema = userSchema
+  }
+
+  /** The input format: `json`, `csv`, `parquet` (the default), `text`, or any registered one. */
+  format(source: string): DataFrameReader<R> {
+    return new DataFrameReader(this.state, source, this.extraOptions, this.userSchema)
+  }
+
+  /** Sets an option (values are kept as strings, as Spark does). */
+  option(key: string, value: string | number | boolean): DataFrameReader<R> {
+    return new DataFrameReader(this.state, this.source, { ...this.extraOptions, [key]: String(value) }, this.userSchema)
+  }
+
+  /** Sets several options. */
+  options(options: Readonly<Record<string, string | number | boolean>>): DataFrameReader<R> {
+    const next: Record<string, string> = { ...this.extraOptions }
+    for (const [k, v] of Object.entries(options)) next[k] = String(v)
+    return new DataFrameReader(this.state, this.source, next, this.userSchema)
+  }
+
+  /** The schema of the data; an Effect Schema also types the rows. */
+  schema<Sch extends S.Top>(schema: Sch): DataFrameReader<Sch["Type"]>
+  schema(schema: T.StructType | string): DataFrameReader<Row>
+  schema(schema: SchemaInput): DataFrameReader<any> {
+    return new DataFrameReader(this.state, this.source, this.extraOptions, schema)
+  }
+
+  /** Reads `paths` (files, folders or globs) with the chosen format. */
+  load(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError> {
+    return Effect.gen({ self: this }, function* () {
+      const format = lookupBatchFormat(this.source)
+      if (format === undefined) {
+        return yield* new AnalysisError({
+          reason: "InvalidArgument",
+          errorClass: "DATA_SOURCE_NOT_FOUND",
+          message: `[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${this.source}. Please find packages at \`https://spark.apache.org/third-party-projects.html\`.`
+        })
+      }
+      let user: T.StructType | undefined
+      if (this.userSchema !== undefined) {
+        const st = toStructType(this.userSchema)
+        if (typeof st === "string") return yield* new AnalysisError({ reason: "InvalidArgument", message: st })
+        user = st
+      }
+      const schema = yield* format.resolveSchema(paths, user, this.extraOptions)
+      const relation: Plan.DataSourceRelation = {
+        _tag: "DataSourceRelation",
+        planId: Plan.newPlanId(),
+        format: this.source,
+        paths,
+        options: this.extraOptions,
+        output: schema.fields.map((f) => E.attribute(f.name, f.dataType, f.nullable))
+      }
+      return new DataFrame<R>(this.state, relation)
+    })
+  }
+
+  /** `format("json").load(paths)`: JSON Lines (or whole-file JSON with `multiLine`). */
+  json(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError> {
+    return this.format("json").load(...paths)
+  }
+
+  /** `format("csv").load(paths)`. */
+  csv(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError> {
+    return this.format("csv").load(...paths)
+  }
+
+  /** `format("parquet").load(paths)`. */
+  parquet(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError> {
+    return this.format("parquet").load(...paths)
+  }
+
+  /** `format("text").load(paths)`: one row per line, in a column `value`. */
+  text(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<{ value: string }>, AnalysisError | ConnectorError> {
+    return this.format("text").load(...paths) as never
+  }
+}

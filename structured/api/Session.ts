@@ -1,0 +1,243 @@
+/**
+ * `Session`: Spark's `SparkSession` as an Effect service.
+ *
+ * `Session.layer(options)` builds one: its conf (Spark's keys), its temp views and memory
+ * tables, the readers, and `spark.sql` over DuckDB. Releasing the layer releases everything
+ * the session opened.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { F, Session } from "tributary"
+ *
+ * const program = Effect.gen(function* () {
+ *   const spark = yield* Session
+ *   const df = spark.createDataFrame([{ k: "a", v: 1 }, { k: "a", v: 2 }], Schema.Struct({ k: Schema.String, v: Schema.Int }))
+ *   yield* df.groupBy("k").agg(F.sum("v")).show()
+ * })
+ * await Effect.runPromise(program.pipe(Effect.provide(Session.layer())))
+ * ```
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import * as T from "../../core/DataType.ts"
+import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
+import * as E from "../../core/Expression.ts"
+import * as Plan from "../../core/LogicalPlan.ts"
+import { type InternalRow, rowsToInternal } from "../../core/Row.ts"
+import * as DuckDB from "../../state/DuckDB.ts"
+import * as QE from "../execution/QueryExecution.ts"
+import { DataFrame } from "./DataFrame.ts"
+import { DataFrameReader, type SchemaInput, toStructType } from "./DataFrameReader.ts"
+import type { Row } from "./RowTypes.ts"
+import * as State from "./SessionState.ts"
+
+/** Options of `Session.layer`. */
+export interface SessionOptions {
+  /** Spark conf entries (`spark.sql.shuffle.partitions`, `spark.sql.caseSensitive`, …). */
+  readonly conf?: Readonly<Record<string, string | number | boolean>>
+  /** The state store provider for streaming queries: `"duckdb"` (default) or `"memory"` (file-based). */
+  readonly stateStore?: "duckdb" | "memory"
+  /** Where queries started without `checkpointLocation` keep their checkpoints. */
+  readonly checkpointRoot?: string
+}
+
+/** `spark.conf`: Spark's runtime configuration. Reading and changing it are actions. */
+export interface RuntimeConfig {
+  readonly get: (key: string, defaultValue?: string) => Effect.Effect<string | undefined>
+  readonly set: (key: string, value: string | number | boolean) => Effect.Effect<void>
+  readonly unset: (key: string) => Effect.Effect<void>
+  readonly getAll: () => Effect.Effect<Readonly<Record<string, string>>>
+}
+
+export interface SessionShape {
+  /** @internal the session's mutable state. */
+  readonly state: State.SessionState
+  /** The reader for bounded data. */
+  readonly read: DataFrameReader
+  /** Spark's runtime conf. */
+  readonly conf: RuntimeConfig
+  /** A DataFrame of the given rows; `schema` types them (an Effect Schema) or names Spark types (DDL / StructType). */
+  readonly createDataFrame: {
+    <S extends Schema.Top>(rows: Iterable<S["Type"]>, schema: S): DataFrame<S["Type"]>
+    (rows: Iterable<Row>, schema: T.StructType | string): DataFrame<Row>
+  }
+  /** `range(end)`, `range(start, end, step?)`: a column `id` of longs. */
+  readonly range: (start: number, end?: number, step?: number) => DataFrame<{ id: number }>
+  /** A temp view or a memory-sink table by name; an unknown name fails the first action. */
+  readonly table: (name: string) => DataFrame<Row>
+  /** Runs DuckDB SQL over the session's temp views and memory tables (referenced by name). */
+  readonly sql: (query: string, args?: ReadonlyArray<unknown>) => Effect.Effect<DataFrame<Row>, AnalysisError | ConnectorError>
+}
+
+const localRelation = (schema: T.StructType, rows: ReadonlyArray<InternalRow>): Plan.LocalRelation => ({
+  _tag: "LocalRelation",
+  planId: Plan.newPlanId(),
+  output: schema.fields.map((f) => E.attribute(f.name, f.dataType, f.nullable)),
+  rows,
+  isStreaming: false
+})
+
+const emptyWithError = (state: State.SessionState, message: string): DataFrame<any> =>
+  new DataFrame(state, localRelation(T.struct([]), []), new AnalysisError({ reason: "InvalidArgument", message }))
+
+/**
+ * The query with its parameter markers (`?`, `$1`) replaced by `NULL` outside quotes and
+ * comments: DuckDB's `getTableNames` finds no tables in a query that still has markers.
+ */
+const withoutParameters = (query: string): string => {
+  let out = ""
+  let i = 0
+  while (i < query.length) {
+    const ch = query[i]
+    if (ch === "'" || ch === '"') {
+      const end = query.indexOf(ch, i + 1)
+      const stop = end === -1 ? query.length : end + 1
+      out += query.slice(i, stop)
+      i = stop
+    } else if (ch === "-" && query[i + 1] === "-") {
+      const end = query.indexOf("\n", i)
+      const stop = end === -1 ? query.length : end
+      out += query.slice(i, stop)
+      i = stop
+    } else if (ch === "/" && query[i + 1] === "*") {
+      const end = query.indexOf("*/", i + 2)
+      const stop = end === -1 ? query.length : end + 2
+      out += query.slice(i, stop)
+      i = stop
+    } else if (ch === "?") {
+      out += "NULL"
+      i++
+    } else if (ch === "$" && /[0-9]/.test(query[i + 1] ?? "")) {
+      let j = i + 1
+      while (j < query.length && /[0-9]/.test(query[j])) j++
+      out += "NULL"
+      i = j
+    } else {
+      out += ch
+      i++
+    }
+  }
+  return out
+}
+
+/** Builds a session's members over its state. */
+export const makeShape = (state: State.SessionState): SessionShape => {
+  const createDataFrame = (rows: Iterable<unknown>, schema: SchemaInput): DataFrame<any> => {
+    const st = toStructType(schema)
+    if (typeof st === "string") return emptyWithError(state, st)
+    return new DataFrame(state, localRelation(st, rowsToInternal(st, rows)))
+  }
+
+  const table = (name: string): DataFrame<Row> => {
+    const view = state.tempViews.get(name.toLowerCase())
+    if (view !== undefined) return new DataFrame(state, view)
+    const mem = State.lookupMemoryTable(state, name)
+    if (mem !== undefined) {
+      return new DataFrame(
+        state,
+        State.tableRelation(
+          name,
+          mem.schema.fields.map((f) => E.attribute(f.name, f.dataType, f.nullable))
+        )
+      )
+    }
+    return new DataFrame(
+      state,
+      localRelation(T.struct([]), []),
+      new AnalysisError({
+        reason: "TableNotFound",
+        errorClass: "TABLE_OR_VIEW_NOT_FOUND",
+        message: `[TABLE_OR_VIEW_NOT_FOUND] The table or view \`${name}\` cannot be found. Verify the spelling and correctness of the schema and catalog.`
+      })
+    )
+  }
+
+  const sql = (query: string, args: ReadonlyArray<unknown> = []) =>
+    DuckDB.withMemory((c) =>
+      Effect.gen(function* () {
+        let referenced: ReadonlyArray<string> = []
+        try {
+          referenced = c.raw.getTableNames(args.length > 0 ? withoutParameters(query) : query, false)
+        } catch (cause) {
+          return yield* new AnalysisError({
+            reason: "InvalidPlan",
+            errorClass: "PARSE_SYNTAX_ERROR",
+            message: `[PARSE_SYNTAX_ERROR] ${cause instanceof Error ? cause.message : String(cause)}`
+          })
+        }
+        for (const name of referenced) {
+          const df = table(name)
+          if (df.buildError !== undefined) continue
+          const { schema, rows } = yield* QE.run(state, df.plan)
+          yield* DuckDB.createTable(c, name, schema, rows)
+        }
+        const result = yield* c.query(query, args)
+        const schema = T.struct(result.columns.map((n, i) => T.field(n, result.types[i])))
+        return new DataFrame<Row>(state, localRelation(schema, result.rows))
+      })
+    ).pipe(
+      Effect.catchIf(
+        (e): e is DuckDB.DuckDBFailure => e instanceof DuckDB.DuckDBFailure,
+        (e) =>
+          Effect.fail(
+            new AnalysisError({
+              reason: "InvalidPlan",
+              message: `spark.sql failed in DuckDB: ${e.message}`
+            })
+          )
+      )
+    )
+
+  const confOf = (): RuntimeConfig => ({
+    get: (key, defaultValue) => Effect.sync(() => state.conf.get(key) ?? defaultValue),
+    set: (key, value) =>
+      Effect.sync(() => {
+        state.conf.set(key, String(value))
+      }),
+    unset: (key) =>
+      Effect.sync(() => {
+        state.conf.delete(key)
+      }),
+    getAll: () => Effect.sync(() => Object.fromEntries(state.conf))
+  })
+
+  const range = (start: number, end?: number, step = 1): DataFrame<{ id: number }> => {
+    const [from, to] = end === undefined ? [0, start] : [start, end]
+    const schema = T.struct([T.field("id", T.LongType, false)])
+    if (step === 0) return emptyWithError(state, "[FAILED_FUNCTION_CALL] The step of range must not be 0.")
+    const rows: Array<InternalRow> = []
+    for (let i = from; step > 0 ? i < to : i > to; i += step) rows.push([i])
+    return new DataFrame(state, localRelation(schema, rows))
+  }
+
+  return {
+    state,
+    read: new DataFrameReader(state),
+    conf: confOf(),
+    createDataFrame: createDataFrame as SessionShape["createDataFrame"],
+    range,
+    table,
+    sql
+  }
+}
+
+/**
+ * The session service. `yield* Session` inside `Effect.gen` gives `spark`.
+ *
+ * @since 0.1.0
+ */
+export class Session extends Context.Service<Session, SessionShape>()("tributary/Session") {
+  /** A session with the given options; everything it opens is closed when the layer is released. */
+  static readonly layer = (options: SessionOptions = {}): Layer.Layer<Session> =>
+    Layer.effect(
+      Session,
+      Effect.sync(() => {
+        const conf: Record<string, string> = {}
+        for (const [k, v] of Object.entries(options.conf ?? {})) conf[k] = String(v)
+        return makeShape(State.make(conf))
+      })
+    )
+}
+
+export { ConnectorError }

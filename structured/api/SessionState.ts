@@ -1,0 +1,81 @@
+/**
+ * The mutable state behind one `Session`: its conf, temp views and the memory tables that
+ * memory sinks fill. DataFrames keep a reference to it so that actions can run without asking
+ * for the `Session` service again.
+ *
+ * @since 0.1.0
+ */
+import type { Catalog } from "../../core/Catalog.ts"
+import type * as T from "../../core/DataType.ts"
+import type { AttributeReference } from "../../core/Expression.ts"
+import * as Plan from "../../core/LogicalPlan.ts"
+import type { InternalRow } from "../../core/Row.ts"
+
+/** A table kept in the session: rows appended (or replaced) by a memory sink. */
+export interface MemoryTable {
+  readonly name: string
+  readonly schema: T.StructType
+  rows: Array<InternalRow>
+}
+
+/** Spark's defaults for the conf keys tributary reads. */
+export const defaultConf: Readonly<Record<string, string>> = {
+  "spark.sql.caseSensitive": "false",
+  "spark.sql.shuffle.partitions": "200",
+  "spark.sql.session.timeZone": "UTC",
+  "spark.sql.streaming.multipleWatermarkPolicy": "min",
+  "spark.sql.streaming.minBatchesToRetain": "100",
+  "spark.sql.streaming.numRecentProgressUpdates": "100",
+  "spark.sql.streaming.noDataMicroBatches.enabled": "true",
+  "spark.sql.streaming.schemaInference": "false",
+  "spark.sql.streaming.stateStore.stateSchemaCheck": "true",
+  "spark.sql.ansi.enabled": "false"
+}
+
+export interface SessionState {
+  readonly conf: Map<string, string>
+  readonly tempViews: Map<string, Plan.LogicalPlan>
+  readonly tables: Map<string, MemoryTable>
+  readonly catalog: Catalog
+  /** The format name of relations that read a session table at execution time. */
+  readonly tableFormat: string
+}
+
+export const TABLE_FORMAT = "__tributary_table"
+
+const normalize = (name: string): string => name.toLowerCase()
+
+export const make = (conf: Readonly<Record<string, string>> = {}): SessionState => {
+  const tempViews = new Map<string, Plan.LogicalPlan>()
+  const tables = new Map<string, MemoryTable>()
+  const catalog: Catalog = {
+    lookupTable: (name) => tempViews.get(normalize(name))
+  }
+  return {
+    conf: new Map(Object.entries({ ...defaultConf, ...conf })),
+    tempViews,
+    tables,
+    catalog,
+    tableFormat: TABLE_FORMAT
+  }
+}
+
+/** A relation reading the session table `name` when the plan runs (so it sees rows added later). */
+export const tableRelation = (name: string, output: ReadonlyArray<AttributeReference>): Plan.LogicalPlan => ({
+  _tag: "DataSourceRelation",
+  planId: Plan.newPlanId(),
+  format: TABLE_FORMAT,
+  paths: [],
+  options: { name: normalize(name) },
+  output
+})
+
+export const lookupMemoryTable = (state: SessionState, name: string): MemoryTable | undefined =>
+  state.tables.get(normalize(name))
+
+export const putMemoryTable = (state: SessionState, table: MemoryTable): void => {
+  state.tables.set(normalize(table.name), table)
+}
+
+export const confBool = (state: SessionState, key: string): boolean =>
+  (state.conf.get(key) ?? defaultConf[key] ?? "false").toLowerCase() === "true"

@@ -1,0 +1,829 @@
+/**
+ * Runs a physical plan over one batch of rows.
+ *
+ * Effect orchestrates, loops compute: reading the sources is an Effect (the session reads files
+ * through DuckDB, the streaming engine supplies a micro-batch's rows), and every operator above
+ * them is one synchronous loop over an array of positional rows. Expressions are compiled into
+ * closures once per operator per `execute`, never interpreted per row.
+ *
+ * A user function (`filter(f)`, `map(f)`, `flatMap(f)`) that throws is a bug in the user's code:
+ * the batch dies with the thrown value (`Effect.die`), which the streaming layer wraps in a
+ * `StreamingQueryError`.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import { type CompileContext, compile, compilePredicate, compileProjection, dataTypeOf } from "../../core/Compile.ts"
+import * as T from "../../core/DataType.ts"
+import { type CalendarInterval, parseInterval } from "../../core/Durations.ts"
+import { ConnectorError } from "../../core/Errors.ts"
+import type * as E from "../../core/Expression.ts"
+import { type AggregateImpl, makeAggregate } from "../../core/functions/Aggregates.ts"
+import type { DataSourceRelation, JoinType, StreamingRelation } from "../../core/LogicalPlan.ts"
+import { comparator } from "../../core/Ordering.ts"
+import { type InternalRow, toExternal, toInternal } from "../../core/Row.ts"
+import { NO_KEY, groupingKey, isDirectKey, joinKey, normalizer } from "./HashKeys.ts"
+import type * as P from "./SparkPlan.ts"
+
+/**
+ * What a physical plan needs from its surroundings.
+ *
+ * @since 0.1.0
+ */
+export interface ExecContext {
+  /** The time `current_timestamp()` returns: the batch timestamp, or the action's start. */
+  readonly currentTimestampMs: number
+  /** Reads a bounded file source; supplied by the session (DuckDB). */
+  readonly readRelation: (rel: DataSourceRelation) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
+  /** The rows of a streaming source for the current micro-batch (supplied by the streaming engine later); for batch plans it fails. */
+  readonly streamingRows?: (rel: StreamingRelation) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
+}
+
+/**
+ * Runs `plan` and returns its rows, positional and ordered like `plan.output`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { plan } from "./Planner.ts"
+ * import { execute } from "./Execute.ts"
+ * // `analyzed`: an analyzed and optimized logical plan
+ * const rows = await Effect.runPromise(execute(plan(analyzed), {
+ *   currentTimestampMs: Date.now(),
+ *   readRelation: () => Effect.succeed([])
+ * }))
+ * ```
+ * @since 0.1.0
+ */
+export const execute = (
+  plan: P.SparkPlan,
+  ctx: ExecContext
+): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError> =>
+  run(plan, ctx, { currentTimestampMs: ctx.currentTimestampMs })
+
+const run = (
+  p: P.SparkPlan,
+  ctx: ExecContext,
+  cctx: CompileContext
+): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError> => {
+  const unary = (child: P.SparkPlan, f: (rows: ReadonlyArray<InternalRow>) => ReadonlyArray<InternalRow>) =>
+    Effect.flatMap(run(child, ctx, cctx), (rows) => Effect.sync(() => f(rows)))
+  const binary = (
+    left: P.SparkPlan,
+    right: P.SparkPlan,
+    f: (l: ReadonlyArray<InternalRow>, r: ReadonlyArray<InternalRow>) => ReadonlyArray<InternalRow>
+  ) => Effect.flatMap(Effect.all([run(left, ctx, cctx), run(right, ctx, cctx)]), ([l, r]) => Effect.sync(() => f(l, r)))
+  switch (p._tag) {
+    case "LocalTableScanExec":
+      return Effect.succeed(p.rows)
+    case "DataSourceScanExec":
+      return ctx.readRelation(p.relation)
+    case "StreamingScanExec":
+      return ctx.streamingRows === undefined
+        ? Effect.fail(
+            new ConnectorError({
+              connector: p.relation.format,
+              domain: "internal",
+              retryable: false,
+              message: `The streaming source '${p.relation.sourceKey}' (${p.relation.format}) has no rows outside a streaming query: queries with streaming sources must be executed with writeStream.start().`
+            })
+          )
+        : ctx.streamingRows(p.relation)
+    case "ProjectExec":
+      return unary(p.child, (rows) => projectRows(p.projectList, p.child.output, rows, cctx))
+    case "FilterExec":
+      return unary(p.child, (rows) => filterRows(p, rows, cctx))
+    case "HashAggregateExec":
+      return unary(p.child, (rows) => aggregateRows(p, rows, cctx))
+    case "BroadcastHashJoinExec":
+    case "ShuffledHashJoinExec":
+      return binary(p.left, p.right, (l, r) => hashJoin(p, l, r, cctx))
+    case "BroadcastNestedLoopJoinExec":
+      return binary(p.left, p.right, (l, r) => nestedLoopJoin(p, l, r, cctx))
+    case "SortExec":
+      return unary(p.child, (rows) => sortRows(p.sortOrder, p.child.output, rows, cctx))
+    case "LimitExec":
+      return unary(p.child, (rows) => (rows.length <= p.n ? rows : rows.slice(0, Math.max(0, p.n))))
+    case "TakeOrderedAndProjectExec":
+      return unary(p.child, (rows) => takeOrdered(p, rows, cctx))
+    case "DeduplicateExec":
+      return unary(p.child, (rows) => deduplicate(p, rows, cctx))
+    case "UnionExec":
+      return Effect.map(
+        Effect.forEach(p.children, (c) => run(c, ctx, cctx)),
+        (parts) => ([] as Array<InternalRow>).concat(...parts)
+      )
+    case "GenerateExec":
+      return unary(p.child, (rows) =>
+        p.generator._tag === "Explode"
+          ? explode(p, p.generator, rows, cctx)
+          : assignWindows(p.generator, p.child.output, rows, cctx)
+      )
+    case "MapElementsExec":
+      return unary(p.child, (rows) => mapElements(p, rows))
+    case "EventTimeWatermarkExec":
+      // A watermark only matters to stateful streaming operators; in a batch it passes rows through.
+      return run(p.child, ctx, cctx)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+const stripAlias = (e: E.Expression): E.Expression => (e._tag === "Alias" ? stripAlias(e.child) : e)
+
+const structOf = (attrs: ReadonlyArray<E.AttributeReference>): T.StructType =>
+  T.struct(attrs.map((a) => T.field(a.name, a.dataType, a.nullable)))
+
+const concatRows = (a: InternalRow, b: InternalRow): InternalRow => {
+  const la = a.length
+  const lb = b.length
+  const out = new Array<unknown>(la + lb)
+  for (let i = 0; i < la; i++) out[i] = a[i]
+  for (let i = 0; i < lb; i++) out[la + i] = b[i]
+  return out
+}
+
+const nulls = (n: number): InternalRow => new Array<unknown>(n).fill(null)
+
+// ---------------------------------------------------------------------------------------------
+// Project, Filter
+// ---------------------------------------------------------------------------------------------
+
+const projectRows = (
+  list: ReadonlyArray<E.Expression>,
+  input: ReadonlyArray<E.AttributeReference>,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const project = compileProjection(list, input, cctx)
+  const n = rows.length
+  const out = new Array<InternalRow>(n)
+  for (let i = 0; i < n; i++) out[i] = project(rows[i])
+  return out
+}
+
+const filterRows = (
+  p: P.FilterExec,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const out: Array<InternalRow> = []
+  const n = rows.length
+  switch (p.condition._tag) {
+    case "Predicate": {
+      const keep = compilePredicate(p.condition.expression, p.child.output, cctx)
+      for (let i = 0; i < n; i++) if (keep(rows[i])) out.push(rows[i])
+      return out
+    }
+    case "TypedPredicate": {
+      // Spark's TypedFilter deserializes each row to the user's type before calling the function.
+      const external = toExternal(structOf(p.child.output))
+      const keep = p.condition.predicate
+      for (let i = 0; i < n; i++) if (keep(external(rows[i])) === true) out.push(rows[i])
+      return out
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aggregation
+// ---------------------------------------------------------------------------------------------
+
+const aggregateRows = (
+  p: P.HashAggregateExec,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const input = p.child.output
+  const impls: ReadonlyArray<AggregateImpl> = p.aggregateFunctions.map((f) =>
+    makeAggregate(
+      f,
+      f.args.map((a) => compile(a, input, cctx)),
+      f.args.map((a) => dataTypeOf(a))
+    )
+  )
+  const result = compileProjection(p.resultExpressions, [...p.groupingAttributes, ...p.aggregateAttributes], cctx)
+  if (p.sessionWindow !== undefined) return sessionAggregate(p, p.sessionWindow, impls, result, rows, cctx)
+  const nG = p.groupingExpressions.length
+  const nA = impls.length
+  const n = rows.length
+
+  if (nG === 0) {
+    // A global aggregate yields exactly one row, even over no input (count 0, the others null).
+    const bufs = impls.map((im) => im.init())
+    for (let i = 0; i < n; i++) {
+      const row = rows[i]
+      for (let j = 0; j < nA; j++) bufs[j] = impls[j].update(bufs[j], row)
+    }
+    const inter = new Array<unknown>(nA)
+    for (let j = 0; j < nA; j++) inter[j] = impls[j].evaluate(bufs[j])
+    return [result(inter)]
+  }
+
+  const gEvals = p.groupingExpressions.map((g) => compile(stripAlias(g), input, cctx))
+  const gTypes = p.groupingAttributes.map((a) => a.dataType)
+  const norms = gTypes.map(normalizer)
+  const key = groupingKey(gEvals, gTypes)
+  const index = new Map<unknown, number>()
+  const groups: Array<Array<unknown>> = []
+  const buffers: Array<unknown> = []
+  for (let i = 0; i < n; i++) {
+    const row = rows[i]
+    const k = key(row)
+    let g = index.get(k)
+    if (g === undefined) {
+      g = groups.length
+      index.set(k, g)
+      const vals = new Array<unknown>(nG + nA)
+      for (let c = 0; c < nG; c++) {
+        const v = gEvals[c](row)
+        const norm = norms[c]
+        vals[c] = norm === undefined ? (v === undefined ? null : v) : norm(v)
+      }
+      groups.push(vals)
+      for (let j = 0; j < nA; j++) buffers.push(impls[j].init())
+    }
+    const base = g * nA
+    for (let j = 0; j < nA; j++) buffers[base + j] = impls[j].update(buffers[base + j], row)
+  }
+  // Groups come out in the order their first row arrived.
+  const out = new Array<InternalRow>(groups.length)
+  for (let g = 0; g < groups.length; g++) {
+    const vals = groups[g]
+    const base = g * nA
+    for (let j = 0; j < nA; j++) vals[nG + j] = impls[j].evaluate(buffers[base + j])
+    out[g] = result(vals)
+  }
+  return out
+}
+
+const MS_PER_DAY = 86_400_000
+
+const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
+
+/**
+ * `ts + interval` as Spark's `TimeAdd` (UTC): months move the calendar date (clamping the day to
+ * the month's end, as `LocalDateTime.plusMonths`), then days and microseconds are added.
+ */
+const addInterval = (ts: number, iv: CalendarInterval): number => {
+  let t = ts
+  if (iv.months !== 0) {
+    const d = new Date(t)
+    const total = d.getUTCFullYear() * 12 + d.getUTCMonth() + iv.months
+    const year = Math.floor(total / 12)
+    const month = total - year * 12
+    const day = Math.min(d.getUTCDate(), daysInMonth(year, month))
+    const dayStart = Date.UTC(year, month, day)
+    const msOfDay = t - Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
+    t = dayStart + msOfDay
+  }
+  return t + iv.days * MS_PER_DAY + Math.floor(iv.micros / 1000)
+}
+
+/**
+ * The end of the session an event at `ts` opens: `ts + gap`. A gap is milliseconds (a duration
+ * literal), an interval string (a per-row gap column, cast as Spark casts string to interval) or
+ * an interval value; `null` when it is null or not an interval.
+ */
+const sessionEnd = (ts: number, gap: unknown): number | null => {
+  if (gap === null || gap === undefined) return null
+  if (typeof gap === "number") return Number.isFinite(gap) ? ts + gap : null
+  if (typeof gap === "string") {
+    const iv = parseInterval(gap)
+    return iv === undefined ? null : addInterval(ts, iv)
+  }
+  if (typeof gap === "object" && "months" in gap && "days" in gap && "micros" in gap) {
+    return addInterval(ts, gap as CalendarInterval)
+  }
+  return null
+}
+
+/**
+ * Session windows (Spark's `SessionWindowing` rule plus `MergingSessionsExec`): every event spans
+ * `[t, t + gap)`; events with a null time, or a gap that is null or not positive, are dropped.
+ * Within each group of the other grouping keys the events are sorted by time and a span that
+ * starts at or before the current session's end extends it (`start <= end`, so spans that just
+ * touch merge). Groups come out in first-seen order, sessions by start within a group.
+ */
+const sessionAggregate = (
+  p: P.HashAggregateExec,
+  spec: P.SessionWindowSpec,
+  impls: ReadonlyArray<AggregateImpl>,
+  result: (row: InternalRow) => InternalRow,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const input = p.child.output
+  const timeEval = compile(spec.window.timeColumn, input, cctx)
+  const timeIsDate = dataTypeOf(spec.window.timeColumn)._tag === "date"
+  const gapEval = compile(spec.window.gap, input, cctx)
+  const nG = p.groupingExpressions.length
+  const nA = impls.length
+  const others: Array<number> = []
+  for (let c = 0; c < nG; c++) if (c !== spec.index) others.push(c)
+  const oEvals = others.map((c) => compile(stripAlias(p.groupingExpressions[c]), input, cctx))
+  const oTypes = others.map((c) => p.groupingAttributes[c].dataType)
+  const oNorms = oTypes.map(normalizer)
+  const key = groupingKey(oEvals, oTypes)
+
+  const index = new Map<unknown, number>()
+  const groupValues: Array<Array<unknown>> = []
+  const groupRows: Array<Array<number>> = []
+  const groupStarts: Array<Array<number>> = []
+  const groupEnds: Array<Array<number>> = []
+  const n = rows.length
+  for (let i = 0; i < n; i++) {
+    const row = rows[i]
+    const raw = timeEval(row)
+    if (raw === null || raw === undefined) continue
+    const ts = timeIsDate ? (raw as number) * MS_PER_DAY : (raw as number)
+    const end = sessionEnd(ts, gapEval(row))
+    if (end === null || !(end > ts)) continue
+    const k = key(row)
+    let g = index.get(k)
+    if (g === undefined) {
+      g = groupValues.length
+      index.set(k, g)
+      const vals = new Array<unknown>(others.length)
+      for (let c = 0; c < others.length; c++) {
+        const v = oEvals[c](row)
+        const norm = oNorms[c]
+        vals[c] = norm === undefined ? (v === undefined ? null : v) : norm(v)
+      }
+      groupValues.push(vals)
+      groupRows.push([])
+      groupStarts.push([])
+      groupEnds.push([])
+    }
+    groupRows[g].push(i)
+    groupStarts[g].push(ts)
+    groupEnds[g].push(end)
+  }
+
+  const out: Array<InternalRow> = []
+  for (let g = 0; g < groupValues.length; g++) {
+    const starts = groupStarts[g]
+    const ends = groupEnds[g]
+    const members = groupRows[g]
+    const m = members.length
+    // Sorted by start; equal starts keep arrival order, so first/last/collect_list are deterministic.
+    const order = new Array<number>(m)
+    for (let e = 0; e < m; e++) order[e] = e
+    order.sort((a, b) => starts[a] - starts[b] || a - b)
+    let bufs = impls.map((im) => im.init())
+    let curStart = starts[order[0]]
+    let curEnd = ends[order[0]]
+    const emit = (): void => {
+      const vals = new Array<unknown>(nG + nA)
+      for (let c = 0; c < others.length; c++) vals[others[c]] = groupValues[g][c]
+      vals[spec.index] = [curStart, curEnd]
+      for (let j = 0; j < nA; j++) vals[nG + j] = impls[j].evaluate(bufs[j])
+      out.push(result(vals))
+    }
+    for (let o = 0; o < m; o++) {
+      const e = order[o]
+      if (o > 0) {
+        if (starts[e] <= curEnd) {
+          if (ends[e] > curEnd) curEnd = ends[e]
+        } else {
+          emit()
+          bufs = impls.map((im) => im.init())
+          curStart = starts[e]
+          curEnd = ends[e]
+        }
+      }
+      const row = rows[members[e]]
+      for (let j = 0; j < nA; j++) bufs[j] = impls[j].update(bufs[j], row)
+    }
+    emit()
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Joins
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The join loop shared by hash and nested-loop joins. The stream side is walked in order and
+ * each row's candidates (`matchesOf`, indexes into the build side, in build order) are tested
+ * with the residual condition on the joined row; so an inner or left join emits left rows in
+ * order with their matches in right-side order.
+ */
+const joinLoop = (
+  joinType: JoinType,
+  buildSide: P.BuildSide,
+  leftRows: ReadonlyArray<InternalRow>,
+  rightRows: ReadonlyArray<InternalRow>,
+  leftWidth: number,
+  rightWidth: number,
+  matchesOf: (streamRow: InternalRow) => ReadonlyArray<number> | undefined,
+  condition: ((row: InternalRow) => boolean) | undefined
+): ReadonlyArray<InternalRow> => {
+  const streamIsLeft = buildSide === "BuildRight"
+  const stream = streamIsLeft ? leftRows : rightRows
+  const build = streamIsLeft ? rightRows : leftRows
+  const streamWidth = streamIsLeft ? leftWidth : rightWidth
+  const buildWidth = streamIsLeft ? rightWidth : leftWidth
+  const streamOffset = streamIsLeft ? 0 : leftWidth
+  const buildOffset = streamIsLeft ? leftWidth : 0
+  const join = (s: InternalRow, b: InternalRow): InternalRow => (streamIsLeft ? concatRows(s, b) : concatRows(b, s))
+  const semi = joinType === "left_semi"
+  const anti = joinType === "left_anti"
+  const existence = semi || anti
+  const padStream =
+    joinType === "full_outer" ||
+    (joinType === "left_outer" && streamIsLeft) ||
+    (joinType === "right_outer" && !streamIsLeft)
+  const padBuild =
+    joinType === "full_outer" ||
+    (joinType === "left_outer" && !streamIsLeft) ||
+    (joinType === "right_outer" && streamIsLeft)
+  const buildMatched = padBuild ? new Uint8Array(build.length) : undefined
+  const streamNulls = nulls(buildWidth)
+  const scratch = new Array<unknown>(leftWidth + rightWidth)
+  const out: Array<InternalRow> = []
+  const ns = stream.length
+  for (let i = 0; i < ns; i++) {
+    const s = stream[i]
+    const candidates = matchesOf(s)
+    let matched = false
+    if (candidates !== undefined && candidates.length > 0) {
+      if (condition !== undefined) for (let c = 0; c < streamWidth; c++) scratch[streamOffset + c] = s[c]
+      const nc = candidates.length
+      for (let m = 0; m < nc; m++) {
+        const bi = candidates[m]
+        const b = build[bi]
+        if (condition !== undefined) {
+          for (let c = 0; c < buildWidth; c++) scratch[buildOffset + c] = b[c]
+          if (!condition(scratch)) continue
+        }
+        matched = true
+        if (existence) break
+        if (buildMatched !== undefined) buildMatched[bi] = 1
+        out.push(join(s, b))
+      }
+    }
+    if (existence) {
+      if (matched === semi) out.push(s)
+    } else if (!matched && padStream) {
+      out.push(streamIsLeft ? concatRows(s, streamNulls) : concatRows(streamNulls, s))
+    }
+  }
+  if (buildMatched !== undefined) {
+    // Full outer: the build rows nothing matched come last, in build order, padded with nulls.
+    const pad = nulls(streamWidth)
+    for (let bi = 0; bi < build.length; bi++) {
+      if (buildMatched[bi] === 0) out.push(streamIsLeft ? concatRows(pad, build[bi]) : concatRows(build[bi], pad))
+    }
+  }
+  return out
+}
+
+const joinCondition = (
+  condition: E.Expression | undefined,
+  left: P.SparkPlan,
+  right: P.SparkPlan,
+  cctx: CompileContext
+): ((row: InternalRow) => boolean) | undefined =>
+  condition === undefined ? undefined : compilePredicate(condition, [...left.output, ...right.output], cctx)
+
+const hashJoin = (
+  p: P.HashJoinExec,
+  leftRows: ReadonlyArray<InternalRow>,
+  rightRows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const leftTypes = p.leftKeys.map((k) => dataTypeOf(k))
+  const rightTypes = p.rightKeys.map((k) => dataTypeOf(k))
+  const direct = isDirectKey(leftTypes) && isDirectKey(rightTypes)
+  const leftKey = joinKey(
+    p.leftKeys.map((k) => compile(k, p.left.output, cctx)),
+    leftTypes,
+    p.nullSafe,
+    direct
+  )
+  const rightKey = joinKey(
+    p.rightKeys.map((k) => compile(k, p.right.output, cctx)),
+    rightTypes,
+    p.nullSafe,
+    direct
+  )
+  const buildIsRight = p.buildSide === "BuildRight"
+  const build = buildIsRight ? rightRows : leftRows
+  const buildKey = buildIsRight ? rightKey : leftKey
+  const streamKey = buildIsRight ? leftKey : rightKey
+  const table = new Map<unknown, Array<number>>()
+  for (let i = 0; i < build.length; i++) {
+    const k = buildKey(build[i])
+    if (k === NO_KEY) continue
+    const bucket = table.get(k)
+    if (bucket === undefined) table.set(k, [i])
+    else bucket.push(i)
+  }
+  return joinLoop(
+    p.joinType,
+    p.buildSide,
+    leftRows,
+    rightRows,
+    p.left.output.length,
+    p.right.output.length,
+    (s) => {
+      const k = streamKey(s)
+      return k === NO_KEY ? undefined : table.get(k)
+    },
+    joinCondition(p.condition, p.left, p.right, cctx)
+  )
+}
+
+const nestedLoopJoin = (
+  p: P.BroadcastNestedLoopJoinExec,
+  leftRows: ReadonlyArray<InternalRow>,
+  rightRows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const buildCount = p.buildSide === "BuildRight" ? rightRows.length : leftRows.length
+  const all = new Array<number>(buildCount)
+  for (let i = 0; i < buildCount; i++) all[i] = i
+  return joinLoop(
+    p.joinType,
+    p.buildSide,
+    leftRows,
+    rightRows,
+    p.left.output.length,
+    p.right.output.length,
+    () => all,
+    joinCondition(p.condition, p.left, p.right, cctx)
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sort, top-k
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A total order over row indexes: the sort keys (evaluated once per row), then the index, so
+ * that sorting is stable and a top-k picks exactly the rows a stable sort would put first.
+ */
+const rowOrdering = (
+  order: ReadonlyArray<E.SortOrder>,
+  input: ReadonlyArray<E.AttributeReference>,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ((i: number, j: number) => number) => {
+  const k = order.length
+  const evals = order.map((o) => compile(o.child, input, cctx))
+  const cmps = order.map((o) => comparator(dataTypeOf(o.child)))
+  const desc = order.map((o) => o.direction === "desc")
+  const nullsFirst = order.map((o) => o.nullOrdering === "nullsFirst")
+  const n = rows.length
+  const keys = new Array<unknown>(n * k)
+  for (let i = 0; i < n; i++) {
+    const row = rows[i]
+    for (let c = 0; c < k; c++) keys[i * k + c] = evals[c](row)
+  }
+  return (i, j) => {
+    for (let c = 0; c < k; c++) {
+      const a = keys[i * k + c]
+      const b = keys[j * k + c]
+      const aNull = a === null || a === undefined
+      const bNull = b === null || b === undefined
+      if (aNull || bNull) {
+        if (aNull && bNull) continue
+        // Where nulls go does not depend on the direction (Spark's NullOrdering).
+        const r = aNull ? -1 : 1
+        return nullsFirst[c] ? r : -r
+      }
+      const r = cmps[c](a, b)
+      if (r !== 0) return desc[c] ? -r : r
+    }
+    return i - j
+  }
+}
+
+const sortRows = (
+  order: ReadonlyArray<E.SortOrder>,
+  input: ReadonlyArray<E.AttributeReference>,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const cmp = rowOrdering(order, input, rows, cctx)
+  const n = rows.length
+  const idx = new Uint32Array(n)
+  for (let i = 0; i < n; i++) idx[i] = i
+  idx.sort(cmp)
+  const out = new Array<InternalRow>(n)
+  for (let i = 0; i < n; i++) out[i] = rows[idx[i]]
+  return out
+}
+
+/** The `k` smallest indexes under `cmp`, in order: a bounded max-heap, then a sort of the heap. */
+const topK = (n: number, k: number, cmp: (i: number, j: number) => number): ReadonlyArray<number> => {
+  if (k <= 0 || n === 0) return []
+  if (k >= n) {
+    const all = new Array<number>(n)
+    for (let i = 0; i < n; i++) all[i] = i
+    return all.sort(cmp)
+  }
+  const heap: Array<number> = []
+  const siftUp = (pos: number): void => {
+    const x = heap[pos]
+    while (pos > 0) {
+      const parent = (pos - 1) >> 1
+      if (cmp(heap[parent], x) >= 0) break
+      heap[pos] = heap[parent]
+      pos = parent
+    }
+    heap[pos] = x
+  }
+  const siftDown = (pos: number): void => {
+    const size = heap.length
+    const x = heap[pos]
+    for (;;) {
+      let child = 2 * pos + 1
+      if (child >= size) break
+      if (child + 1 < size && cmp(heap[child + 1], heap[child]) > 0) child++
+      if (cmp(heap[child], x) <= 0) break
+      heap[pos] = heap[child]
+      pos = child
+    }
+    heap[pos] = x
+  }
+  for (let i = 0; i < n; i++) {
+    if (heap.length < k) {
+      heap.push(i)
+      siftUp(heap.length - 1)
+    } else if (cmp(i, heap[0]) < 0) {
+      heap[0] = i
+      siftDown(0)
+    }
+  }
+  return heap.sort(cmp)
+}
+
+const takeOrdered = (
+  p: P.TakeOrderedAndProjectExec,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const cmp = rowOrdering(p.sortOrder, p.child.output, rows, cctx)
+  const picked = topK(rows.length, p.limit, cmp)
+  const project = compileProjection(p.projectList, p.child.output, cctx)
+  const out = new Array<InternalRow>(picked.length)
+  for (let i = 0; i < picked.length; i++) out[i] = project(rows[picked[i]])
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deduplicate
+// ---------------------------------------------------------------------------------------------
+
+const deduplicate = (
+  p: P.DeduplicateExec,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const input = p.child.output
+  const key = groupingKey(
+    p.keys.map((k) => compile(k, input, cctx)),
+    p.keys.map((k) => k.dataType)
+  )
+  const seen = new Set<unknown>()
+  const out: Array<InternalRow> = []
+  for (let i = 0; i < rows.length; i++) {
+    const k = key(rows[i])
+    if (seen.has(k)) continue
+    seen.add(k)
+    out.push(rows[i])
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generate
+// ---------------------------------------------------------------------------------------------
+
+const explode = (
+  p: P.GenerateExec,
+  g: E.Explode,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const input = p.child.output
+  const ev = compile(g.child, input, cctx)
+  const isMap = dataTypeOf(g.child)._tag === "map"
+  const width = input.length
+  const genWidth = p.generatorOutput.length
+  const pos = g.position ? 1 : 0
+  const out: Array<InternalRow> = []
+  const emit = (row: InternalRow, i: number, a: unknown, b: unknown, pair: boolean): void => {
+    const o = new Array<unknown>(width + genWidth)
+    for (let c = 0; c < width; c++) o[c] = row[c]
+    if (pos === 1) o[width] = i
+    o[width + pos] = a
+    if (pair) o[width + pos + 1] = b
+    out.push(o)
+  }
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]
+    const v = ev(row)
+    const size =
+      v === null || v === undefined
+        ? 0
+        : isMap
+          ? (v as Map<unknown, unknown>).size
+          : (v as ReadonlyArray<unknown>).length
+    if (size === 0) {
+      // explode_outer / posexplode_outer: a null or empty collection still gives one row, all nulls.
+      if (g.outer) out.push(concatRows(row, nulls(genWidth)))
+      continue
+    }
+    if (isMap) {
+      let i = 0
+      for (const [k, x] of v as Map<unknown, unknown>) emit(row, i++, k, x, true)
+    } else {
+      const arr = v as ReadonlyArray<unknown>
+      for (let i = 0; i < arr.length; i++) emit(row, i, arr[i] === undefined ? null : arr[i], null, false)
+    }
+  }
+  return out
+}
+
+/**
+ * Spark's `TimeWindowing`: for an event at `ts`, the last window starts at
+ * `ts - ((ts - startTime) mod slide)` (a floor mod, so negative times work), and
+ * `ceil(window / slide)` candidate windows go back from there one slide at a time, latest first.
+ * When `window` is not a multiple of `slide` the candidates that do not contain `ts` are dropped.
+ * Events with a null time produce no rows.
+ */
+const assignWindows = (
+  w: E.TimeWindow,
+  input: ReadonlyArray<E.AttributeReference>,
+  rows: ReadonlyArray<InternalRow>,
+  cctx: CompileContext
+): ReadonlyArray<InternalRow> => {
+  const { windowMs, slideMs, startMs } = w
+  if (!(windowMs > 0) || !(slideMs > 0)) {
+    throw new Error(`window(): the window (${windowMs} ms) and slide (${slideMs} ms) durations must be positive`)
+  }
+  const ev = compile(w.timeColumn, input, cctx)
+  const isDate = dataTypeOf(w.timeColumn)._tag === "date"
+  const count = Math.ceil(windowMs / slideMs)
+  const exact = windowMs % slideMs === 0
+  const width = input.length
+  const out: Array<InternalRow> = []
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]
+    const raw = ev(row)
+    if (raw === null || raw === undefined) continue
+    const ts = isDate ? (raw as number) * MS_PER_DAY : (raw as number)
+    const rem = (ts - startMs) % slideMs
+    const lastStart = ts - (rem < 0 ? rem + slideMs : rem)
+    for (let i = 0; i < count; i++) {
+      const start = lastStart - i * slideMs
+      const end = start + windowMs
+      if (!exact && !(ts >= start && ts < end)) continue
+      const o = new Array<unknown>(width + 1)
+      for (let c = 0; c < width; c++) o[c] = row[c]
+      o[width] = [start, end]
+      out.push(o)
+    }
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed map / flatMap
+// ---------------------------------------------------------------------------------------------
+
+const mapElements = (p: P.MapElementsExec, rows: ReadonlyArray<InternalRow>): ReadonlyArray<InternalRow> => {
+  const external = toExternal(structOf(p.child.output))
+  const toRow: (v: unknown) => InternalRow = p.wrapValue
+    ? (() => {
+        const conv = toInternal(p.schema.fields[0]?.dataType ?? T.NullType)
+        return (v: unknown) => [conv(v)]
+      })()
+    : (() => {
+        const conv = toInternal(p.schema)
+        return (v: unknown) => {
+          const row = conv(v)
+          if (row === null) {
+            // Spark's encoder cannot serialize a null object as a top-level row either.
+            throw new Error(`map/flatMap returned ${String(v)} where a row of ${T.simpleString(p.schema)} was expected`)
+          }
+          return row as InternalRow
+        }
+      })()
+  const fn = p.fn
+  const out: Array<InternalRow> = []
+  if (p.flat) {
+    for (let i = 0; i < rows.length; i++) {
+      for (const v of fn(external(rows[i])) as Iterable<unknown>) out.push(toRow(v))
+    }
+  } else {
+    for (let i = 0; i < rows.length; i++) out.push(toRow(fn(external(rows[i]))))
+  }
+  return out
+}

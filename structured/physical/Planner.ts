@@ -1,0 +1,583 @@
+/**
+ * The batch planner: turns an analyzed and optimized logical plan into physical operators, the
+ * way Spark's `SparkStrategies` do for one partition.
+ *
+ * - `Aggregate` becomes a `HashAggregateExec` whose result expressions read an intermediate row
+ *   of grouping values and aggregate results (Spark's `PhysicalAggregation`); `Distinct` becomes
+ *   a `HashAggregateExec` keyed by every column, as Spark's `ReplaceDistinctWithAggregate` does.
+ * - `Join` with equi-keys (Spark's `ExtractEquiJoinKeys`) becomes a `BroadcastHashJoinExec`
+ *   (a `ShuffledHashJoinExec` for full outer joins, which Spark cannot broadcast); anything else
+ *   a `BroadcastNestedLoopJoinExec`.
+ * - `Limit` over a global `Sort` (optionally through a `Project`) becomes a
+ *   `TakeOrderedAndProjectExec`; a `Limit` at the root a `CollectLimit`.
+ *
+ * @since 0.1.0
+ */
+import { dataTypeOf, nullableOf } from "../../core/Compile.ts"
+import * as T from "../../core/DataType.ts"
+import * as E from "../../core/Expression.ts"
+import { prettyName } from "../../core/ExpressionName.ts"
+import type * as L from "../../core/LogicalPlan.ts"
+import type * as P from "./SparkPlan.ts"
+
+/**
+ * Plans an analyzed and optimized logical plan.
+ *
+ * @example
+ * ```ts
+ * import * as T from "../../core/DataType.ts"
+ * import * as E from "../../core/Expression.ts"
+ * import { plan } from "./Planner.ts"
+ * const a = E.attribute("a", T.IntegerType)
+ * const physical = plan({ _tag: "LocalRelation", planId: 1, output: [a], rows: [[1]], isStreaming: false })
+ * // physical._tag === "LocalTableScanExec"
+ * ```
+ * @since 0.1.0
+ */
+export const plan = (logical: L.LogicalPlan): P.SparkPlan => planNode(logical, true)
+
+// ---------------------------------------------------------------------------------------------
+// Output attributes
+// ---------------------------------------------------------------------------------------------
+
+/** The type of a resolved expression; window structs are known here even if the compiler does not type them. */
+const typeOf = (e: E.Expression): T.DataType => {
+  switch (e._tag) {
+    case "TimeWindow":
+    case "SessionWindow":
+      return T.WindowType
+    case "AggregateFunction":
+      return e.dataType ?? dataTypeOf(e)
+    case "Alias":
+      return typeOf(e.child)
+    default:
+      return dataTypeOf(e)
+  }
+}
+
+const nullabilityOf = (e: E.Expression): boolean => {
+  switch (e._tag) {
+    case "TimeWindow":
+    case "SessionWindow":
+      return true
+    case "Alias":
+      return nullabilityOf(e.child)
+    default:
+      return nullableOf(e)
+  }
+}
+
+/**
+ * The attribute a named expression produces (Spark's `NamedExpression.toAttribute`): an
+ * attribute is itself, an `Alias` an attribute with the alias's name and id. The analyzer wraps
+ * every other output expression in an `Alias`; for safety a bare one gets its pretty name.
+ */
+export const toAttribute = (e: E.Expression): E.AttributeReference => {
+  switch (e._tag) {
+    case "AttributeReference":
+      return e
+    case "Alias": {
+      const base: E.AttributeReference = {
+        _tag: "AttributeReference",
+        name: e.name,
+        dataType: typeOf(e.child),
+        nullable: nullabilityOf(e.child),
+        exprId: e.exprId,
+        qualifier: []
+      }
+      // An alias of the event-time column keeps the watermark marker (Spark keeps the metadata).
+      return e.child._tag === "AttributeReference" && e.child.eventTimeDelayMs !== undefined
+        ? { ...base, eventTimeDelayMs: e.child.eventTimeDelayMs }
+        : base
+    }
+    default:
+      return {
+        _tag: "AttributeReference",
+        name: prettyName(e),
+        dataType: typeOf(e),
+        nullable: nullabilityOf(e),
+        exprId: E.newExprId(),
+        qualifier: []
+      }
+  }
+}
+
+const withNullability = (a: E.AttributeReference, nullable: boolean): E.AttributeReference =>
+  a.nullable === nullable ? a : { ...a, nullable }
+
+/**
+ * The output attributes of a resolved logical node, as Spark's `LogicalPlan.output` computes
+ * them (outer joins make the padded side nullable; a union's column is nullable when any
+ * child's is).
+ *
+ * @since 0.1.0
+ */
+export const outputOf = (p: L.LogicalPlan): ReadonlyArray<E.AttributeReference> => {
+  switch (p._tag) {
+    case "LocalRelation":
+    case "DataSourceRelation":
+    case "StreamingRelation":
+    case "MapElements":
+      return p.output
+    case "Project":
+      return p.projectList.map(toAttribute)
+    case "Aggregate":
+      return p.aggregateExpressions.map(toAttribute)
+    case "WithColumns":
+    case "WithColumnsRenamed":
+    case "Drop":
+      // These never reach the planner (the analyzer turns them into a Project); the child's
+      // output is the closest honest answer for a caller that asks anyway.
+      return outputOf(p.child)
+    case "Filter":
+    case "Sort":
+    case "Limit":
+    case "Distinct":
+    case "Deduplicate":
+    case "TypedFilter":
+      return outputOf(p.child)
+    case "SubqueryAlias":
+      return outputOf(p.child).map((a) => ({ ...a, qualifier: [p.alias] }))
+    case "EventTimeWatermark": {
+      const out = outputOf(p.child)
+      const et = p.eventTime
+      if (et._tag !== "AttributeReference") return out
+      return out.map((a) => (a.exprId === et.exprId ? { ...a, eventTimeDelayMs: p.delayMs } : a))
+    }
+    case "Join": {
+      const left = outputOf(p.left)
+      const right = outputOf(p.right)
+      switch (p.joinType) {
+        case "left_semi":
+        case "left_anti":
+          return left
+        case "left_outer":
+          return [...left, ...right.map((a) => withNullability(a, true))]
+        case "right_outer":
+          return [...left.map((a) => withNullability(a, true)), ...right]
+        case "full_outer":
+          return [...left.map((a) => withNullability(a, true)), ...right.map((a) => withNullability(a, true))]
+        case "inner":
+        case "cross":
+          return [...left, ...right]
+      }
+    }
+    case "Union": {
+      const outs = p.children.map(outputOf)
+      const first = outs[0] ?? []
+      return first.map((a, i) =>
+        withNullability(
+          a,
+          outs.some((o) => o[i]?.nullable === true)
+        )
+      )
+    }
+    case "Generate":
+      return [...outputOf(p.child), ...p.generatorOutput]
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expression helpers
+// ---------------------------------------------------------------------------------------------
+
+const sameValue = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a === "number" && typeof b === "number") return Number.isNaN(a) && Number.isNaN(b)
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]))
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return a.length === b.length && a.every((x, i) => x === b[i])
+  return false
+}
+
+/**
+ * Semantic equality of resolved expressions (Spark's `semanticEquals`, without reordering):
+ * attributes and aliases by `exprId`, everything else by shape.
+ */
+export const sameExpression = (a: E.Expression, b: E.Expression): boolean => {
+  if (a === b) return true
+  if (a._tag !== b._tag) return false
+  switch (a._tag) {
+    case "AttributeReference":
+      return a.exprId === (b as E.AttributeReference).exprId
+    case "Alias":
+      return a.exprId === (b as E.Alias).exprId
+    case "Literal": {
+      const l = b as E.Literal
+      return T.sameType(a.dataType, l.dataType) && sameValue(a.value, l.value)
+    }
+    case "UnaryExpression":
+      if (a.op !== (b as E.UnaryExpression).op) return false
+      break
+    case "BinaryExpression":
+      if (a.op !== (b as E.BinaryExpression).op) return false
+      break
+    case "Cast":
+      if (!T.sameType(a.to, (b as E.Cast).to)) return false
+      break
+    case "CaseWhen": {
+      const c = b as E.CaseWhen
+      if (a.branches.length !== c.branches.length || (a.otherwise === undefined) !== (c.otherwise === undefined)) {
+        return false
+      }
+      break
+    }
+    case "GetField":
+      if (a.field !== (b as E.GetField).field || a.ordinal !== (b as E.GetField).ordinal) return false
+      break
+    case "ScalarFunction":
+      if (a.name !== (b as E.ScalarFunction).name) return false
+      break
+    case "AggregateFunction": {
+      const f = b as E.AggregateFunction
+      if (
+        a.name !== f.name ||
+        a.distinct !== f.distinct ||
+        a.options.ignoreNulls !== f.options.ignoreNulls ||
+        a.options.rsd !== f.options.rsd
+      ) {
+        return false
+      }
+      break
+    }
+    case "TimeWindow": {
+      const w = b as E.TimeWindow
+      if (a.windowMs !== w.windowMs || a.slideMs !== w.slideMs || a.startMs !== w.startMs) return false
+      break
+    }
+    case "Explode": {
+      const x = b as E.Explode
+      if (a.outer !== x.outer || a.position !== x.position) return false
+      break
+    }
+    case "SortOrder": {
+      const s = b as E.SortOrder
+      if (a.direction !== s.direction || a.nullOrdering !== s.nullOrdering) return false
+      break
+    }
+    case "UnresolvedAttribute":
+    case "UnresolvedStar":
+    case "InvalidExpression":
+      return false
+    case "CurrentTimestamp":
+      return true
+    case "In":
+    case "SessionWindow":
+      break
+  }
+  const ca = E.children(a)
+  const cb = E.children(b)
+  return ca.length === cb.length && ca.every((c, i) => sameExpression(c, cb[i]))
+}
+
+const stripAlias = (e: E.Expression): E.Expression => (e._tag === "Alias" ? stripAlias(e.child) : e)
+
+const references = (e: E.Expression): Set<number> => new Set(E.references(e).map((a) => a.exprId))
+
+const splitConjuncts = (e: E.Expression): ReadonlyArray<E.Expression> =>
+  e._tag === "BinaryExpression" && e.op === "and" ? [...splitConjuncts(e.left), ...splitConjuncts(e.right)] : [e]
+
+const conjunction = (es: ReadonlyArray<E.Expression>): E.Expression | undefined =>
+  es.length === 0
+    ? undefined
+    : es.reduce((acc, e) => ({ _tag: "BinaryExpression", op: "and", left: acc, right: e }) as E.Expression)
+
+// ---------------------------------------------------------------------------------------------
+// Aggregates
+// ---------------------------------------------------------------------------------------------
+
+interface GroupingSlot {
+  readonly expr: E.Expression
+  readonly aliasId: number | undefined
+  readonly attribute: E.AttributeReference
+}
+
+const planAggregate = (
+  groupingExpressions: ReadonlyArray<E.Expression>,
+  aggregateExpressions: ReadonlyArray<E.Expression>,
+  child: P.SparkPlan
+): P.HashAggregateExec => {
+  // Spark's PhysicalAggregation: every grouping expression gets a named slot; an attribute is its
+  // own slot, an alias names it, anything else gets a fresh attribute.
+  const slots: Array<GroupingSlot> = groupingExpressions.map((g) => {
+    const expr = stripAlias(g)
+    return {
+      expr,
+      aliasId: g._tag === "Alias" ? g.exprId : undefined,
+      attribute: toAttribute(g)
+    }
+  })
+  const functions: Array<E.AggregateFunction> = []
+  const functionAttributes: Array<E.AttributeReference> = []
+  const slotOf = (x: E.Expression): E.AttributeReference | undefined => {
+    for (const s of slots) {
+      if (x._tag === "AttributeReference" && s.aliasId !== undefined && x.exprId === s.aliasId) return s.attribute
+      if (x._tag === "Alias" && s.aliasId !== undefined && x.exprId === s.aliasId) return s.attribute
+      if (sameExpression(x, s.expr)) return s.attribute
+    }
+    return undefined
+  }
+  const functionSlot = (f: E.AggregateFunction): E.AttributeReference => {
+    const i = functions.findIndex((g) => sameExpression(g, f))
+    if (i >= 0) return functionAttributes[i]
+    const attr: E.AttributeReference = {
+      _tag: "AttributeReference",
+      name: prettyName(f),
+      dataType: typeOf(f),
+      nullable: true,
+      exprId: E.newExprId(),
+      qualifier: []
+    }
+    functions.push(f)
+    functionAttributes.push(attr)
+    return attr
+  }
+  const rewrite = (e: E.Expression): E.Expression =>
+    E.transformDown(e, (x) => {
+      const g = slotOf(x)
+      if (g !== undefined) return g
+      if (x._tag === "AggregateFunction") return functionSlot(x)
+      return x
+    })
+  // The top-level alias names the output column; only its child is evaluated.
+  const resultExpressions = aggregateExpressions.map((e) =>
+    e._tag === "Alias" ? { ...e, child: rewrite(e.child) } : rewrite(e)
+  )
+  const sessionIndex = groupingExpressions.findIndex((g) => stripAlias(g)._tag === "SessionWindow")
+  const sessionWindow: P.SessionWindowSpec | undefined =
+    sessionIndex < 0
+      ? undefined
+      : { index: sessionIndex, window: stripAlias(groupingExpressions[sessionIndex]) as E.SessionWindow }
+  return {
+    _tag: "HashAggregateExec",
+    output: aggregateExpressions.map(toAttribute),
+    groupingExpressions,
+    aggregateFunctions: functions,
+    groupingAttributes: slots.map((s) => s.attribute),
+    aggregateAttributes: functionAttributes,
+    resultExpressions,
+    sessionWindow,
+    child
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Joins
+// ---------------------------------------------------------------------------------------------
+
+interface EquiKeys {
+  readonly leftKeys: ReadonlyArray<E.Expression>
+  readonly rightKeys: ReadonlyArray<E.Expression>
+  readonly nullSafe: ReadonlyArray<boolean>
+  readonly rest: E.Expression | undefined
+}
+
+const subsetOf = (refs: Set<number>, side: Set<number>): boolean => {
+  for (const r of refs) if (!side.has(r)) return false
+  return true
+}
+
+/**
+ * Spark's `ExtractEquiJoinKeys`: the `=` and `<=>` conjuncts with one side over left columns
+ * only and the other over right columns only (each side referencing at least one column) are
+ * the keys; the other conjuncts stay as the condition.
+ */
+const extractEquiKeys = (
+  condition: E.Expression | undefined,
+  left: ReadonlyArray<E.AttributeReference>,
+  right: ReadonlyArray<E.AttributeReference>
+): EquiKeys => {
+  if (condition === undefined) return { leftKeys: [], rightKeys: [], nullSafe: [], rest: undefined }
+  const l = new Set(left.map((a) => a.exprId))
+  const r = new Set(right.map((a) => a.exprId))
+  const leftKeys: Array<E.Expression> = []
+  const rightKeys: Array<E.Expression> = []
+  const nullSafe: Array<boolean> = []
+  const rest: Array<E.Expression> = []
+  for (const c of splitConjuncts(condition)) {
+    if (c._tag === "BinaryExpression" && (c.op === "=" || c.op === "<=>")) {
+      const a = references(c.left)
+      const b = references(c.right)
+      if (a.size > 0 && b.size > 0) {
+        if (subsetOf(a, l) && subsetOf(b, r)) {
+          leftKeys.push(c.left)
+          rightKeys.push(c.right)
+          nullSafe.push(c.op === "<=>")
+          continue
+        }
+        if (subsetOf(a, r) && subsetOf(b, l)) {
+          leftKeys.push(c.right)
+          rightKeys.push(c.left)
+          nullSafe.push(c.op === "<=>")
+          continue
+        }
+      }
+    }
+    rest.push(c)
+  }
+  return { leftKeys, rightKeys, nullSafe, rest: conjunction(rest) }
+}
+
+const planJoin = (j: L.Join): P.SparkPlan => {
+  const left = planNode(j.left, false)
+  const right = planNode(j.right, false)
+  const output = outputOf(j)
+  const keys = extractEquiKeys(j.condition, left.output, right.output)
+  // Spark builds the right side for inner, left outer, semi and anti joins and the left side
+  // for right outer joins, so the other side streams and output follows its order.
+  const buildSide: P.BuildSide = j.joinType === "right_outer" ? "BuildLeft" : "BuildRight"
+  if (keys.leftKeys.length > 0) {
+    return {
+      _tag: j.joinType === "full_outer" ? "ShuffledHashJoinExec" : "BroadcastHashJoinExec",
+      output,
+      leftKeys: keys.leftKeys,
+      rightKeys: keys.rightKeys,
+      nullSafe: keys.nullSafe,
+      joinType: j.joinType,
+      buildSide,
+      condition: keys.rest,
+      left,
+      right
+    }
+  }
+  return {
+    _tag: "BroadcastNestedLoopJoinExec",
+    output,
+    joinType: j.joinType,
+    buildSide,
+    condition: j.condition,
+    left,
+    right
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The planner proper
+// ---------------------------------------------------------------------------------------------
+
+const planTopK = (
+  limit: L.Limit,
+  sort: L.Sort,
+  projectList: ReadonlyArray<E.Expression> | undefined
+): P.TakeOrderedAndProjectExec => {
+  const child = planNode(sort.child, false)
+  const list = projectList ?? child.output
+  return {
+    _tag: "TakeOrderedAndProjectExec",
+    output: list.map(toAttribute),
+    limit: limit.n,
+    sortOrder: sort.order,
+    projectList: list,
+    child
+  }
+}
+
+const planNode = (p: L.LogicalPlan, isRoot: boolean): P.SparkPlan => {
+  switch (p._tag) {
+    case "LocalRelation":
+      return { _tag: "LocalTableScanExec", output: p.output, rows: p.rows }
+    case "DataSourceRelation":
+      return { _tag: "DataSourceScanExec", output: p.output, relation: p }
+    case "StreamingRelation":
+      return { _tag: "StreamingScanExec", output: p.output, relation: p }
+    case "Project":
+      return {
+        _tag: "ProjectExec",
+        output: outputOf(p),
+        projectList: p.projectList,
+        child: planNode(p.child, false)
+      }
+    case "Filter": {
+      const child = planNode(p.child, false)
+      return {
+        _tag: "FilterExec",
+        output: child.output,
+        condition: { _tag: "Predicate", expression: p.condition },
+        child
+      }
+    }
+    case "TypedFilter": {
+      const child = planNode(p.child, false)
+      return {
+        _tag: "FilterExec",
+        output: child.output,
+        condition: { _tag: "TypedPredicate", predicate: p.predicate },
+        child
+      }
+    }
+    case "Aggregate":
+      return planAggregate(p.groupingExpressions, p.aggregateExpressions, planNode(p.child, false))
+    case "Distinct": {
+      const child = planNode(p.child, false)
+      return planAggregate(child.output, child.output, child)
+    }
+    case "Deduplicate": {
+      const child = planNode(p.child, false)
+      return { _tag: "DeduplicateExec", output: child.output, keys: p.keys ?? child.output, child }
+    }
+    case "Join":
+      return planJoin(p)
+    case "Sort": {
+      const child = planNode(p.child, false)
+      return { _tag: "SortExec", output: child.output, sortOrder: p.order, global: p.global, child }
+    }
+    case "Limit": {
+      const c = p.child
+      if (c._tag === "Sort" && c.global) return planTopK(p, c, undefined)
+      if (c._tag === "Project" && c.child._tag === "Sort" && c.child.global) {
+        return planTopK(p, c.child, c.projectList)
+      }
+      const child = planNode(c, false)
+      return {
+        _tag: "LimitExec",
+        output: child.output,
+        kind: isRoot ? "CollectLimit" : "GlobalLimit",
+        n: p.n,
+        child
+      }
+    }
+    case "Union": {
+      const children = p.children.map((c) => planNode(c, false))
+      return { _tag: "UnionExec", output: outputOf(p), children }
+    }
+    case "Generate": {
+      const child = planNode(p.child, false)
+      const g = stripAlias(p.generator)
+      if (g._tag !== "Explode" && g._tag !== "TimeWindow") {
+        // The analyzer only builds Generate for explode and window; anything else is a bug there.
+        throw new Error(`Generate with an unsupported generator ${g._tag}`)
+      }
+      return {
+        _tag: "GenerateExec",
+        output: [...child.output, ...p.generatorOutput],
+        generator: g,
+        generatorOutput: p.generatorOutput,
+        child
+      }
+    }
+    case "MapElements":
+      return {
+        _tag: "MapElementsExec",
+        output: p.output,
+        fn: p.fn,
+        flat: p.flat,
+        schema: p.schema,
+        wrapValue: p.wrapValue,
+        child: planNode(p.child, false)
+      }
+    case "EventTimeWatermark":
+      return {
+        _tag: "EventTimeWatermarkExec",
+        output: outputOf(p),
+        eventTime: p.eventTime,
+        delayMs: p.delayMs,
+        child: planNode(p.child, false)
+      }
+    case "SubqueryAlias":
+      return planNode(p.child, isRoot)
+    case "WithColumns":
+    case "WithColumnsRenamed":
+    case "Drop":
+      // The analyzer replaces these by a Project; reaching here is a bug in the analyzer.
+      throw new Error(`${p._tag} must be analyzed into a Project before planning`)
+  }
+}

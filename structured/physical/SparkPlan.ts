@@ -1,0 +1,320 @@
+/**
+ * The physical plan: a `_tag` union of operators that run one batch of rows in tight loops.
+ *
+ * The planner (`Planner.ts`) picks one of these for every node of an analyzed and optimized
+ * logical plan; `Execute.ts` runs them; `PhysicalPlanString.ts` prints them the way Spark's
+ * `explain()` prints its physical plan. Every operator carries its `output` attributes, in the
+ * order of the positional rows it produces. Names follow Spark's physical operators
+ * (`HashAggregateExec`, `BroadcastHashJoinExec`, `TakeOrderedAndProjectExec`, …).
+ *
+ * @since 0.1.0
+ */
+import type { StructType } from "../../core/DataType.ts"
+import type {
+  AggregateFunction,
+  AttributeReference,
+  Explode,
+  Expression,
+  SessionWindow,
+  SortOrder,
+  TimeWindow
+} from "../../core/Expression.ts"
+import type { DataSourceRelation, JoinType, StreamingRelation } from "../../core/LogicalPlan.ts"
+import type { InternalRow } from "../../core/Row.ts"
+
+/**
+ * A physical operator.
+ *
+ * @since 0.1.0
+ */
+export type SparkPlan =
+  | LocalTableScanExec
+  | DataSourceScanExec
+  | StreamingScanExec
+  | ProjectExec
+  | FilterExec
+  | HashAggregateExec
+  | HashJoinExec
+  | BroadcastNestedLoopJoinExec
+  | SortExec
+  | LimitExec
+  | TakeOrderedAndProjectExec
+  | DeduplicateExec
+  | UnionExec
+  | GenerateExec
+  | MapElementsExec
+  | EventTimeWatermarkExec
+
+/** Rows already in memory and already internal (Spark's `LocalTableScanExec`). */
+export interface LocalTableScanExec {
+  readonly _tag: "LocalTableScanExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly rows: ReadonlyArray<InternalRow>
+}
+
+/** A bounded read through a batch format; the session's `readRelation` supplies the rows (Spark's `FileSourceScanExec`). */
+export interface DataSourceScanExec {
+  readonly _tag: "DataSourceScanExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly relation: DataSourceRelation
+}
+
+/** The rows a streaming source gives the current micro-batch (Spark's `MicroBatchScanExec`). */
+export interface StreamingScanExec {
+  readonly _tag: "StreamingScanExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly relation: StreamingRelation
+}
+
+export interface ProjectExec {
+  readonly _tag: "ProjectExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  /** Attributes and `Alias`es over `child.output`, one per output attribute. */
+  readonly projectList: ReadonlyArray<Expression>
+  readonly child: SparkPlan
+}
+
+/**
+ * What a `FilterExec` tests: a resolved boolean expression (`Filter (a#1 > 1)`), or a user
+ * predicate over external rows (Spark's `TypedFilter`, printed `Filter <function>`).
+ */
+export type FilterCondition =
+  | { readonly _tag: "Predicate"; readonly expression: Expression }
+  | { readonly _tag: "TypedPredicate"; readonly predicate: (row: any) => boolean }
+
+export interface FilterExec {
+  readonly _tag: "FilterExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly condition: FilterCondition
+  readonly child: SparkPlan
+}
+
+/**
+ * The session window among the grouping expressions of an aggregate: events of one group
+ * (the other grouping keys) are merged into sessions as Spark's `MergingSessionsExec` does.
+ */
+export interface SessionWindowSpec {
+  /** Position of the session window among `groupingExpressions` (and `groupingAttributes`). */
+  readonly index: number
+  readonly window: SessionWindow
+}
+
+/**
+ * Hash aggregation (Spark's `HashAggregateExec`; with a session window, `MergingSessionsExec`).
+ *
+ * Like Spark's physical aggregate it works in two steps: it computes the grouping values and the
+ * aggregate results per group into an intermediate row `groupingAttributes ++ aggregateAttributes`,
+ * then evaluates `resultExpressions` over that row.
+ */
+export interface HashAggregateExec {
+  readonly _tag: "HashAggregateExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  /** Grouping expressions over `child.output` (possibly `Alias`ed). */
+  readonly groupingExpressions: ReadonlyArray<Expression>
+  /** The distinct aggregate calls, over `child.output`. */
+  readonly aggregateFunctions: ReadonlyArray<AggregateFunction>
+  /** One attribute per grouping expression: the slots of the intermediate row. */
+  readonly groupingAttributes: ReadonlyArray<AttributeReference>
+  /** One attribute per aggregate function: the slots after the grouping ones. */
+  readonly aggregateAttributes: ReadonlyArray<AttributeReference>
+  /** One per output attribute, over `groupingAttributes ++ aggregateAttributes`. */
+  readonly resultExpressions: ReadonlyArray<Expression>
+  readonly sessionWindow: SessionWindowSpec | undefined
+  readonly child: SparkPlan
+}
+
+/** Which side of a join is held in memory (hashed or looped over); the other side streams in order. */
+export type BuildSide = "BuildLeft" | "BuildRight"
+
+/**
+ * An equi-join (Spark's `BroadcastHashJoinExec` or `ShuffledHashJoinExec`; both run the same
+ * way here, on one partition). `leftKeys[i] = rightKeys[i]` for every `i` (null-safe `<=>` where
+ * `nullSafe[i]`); `condition` is the rest of the join condition, evaluated on `left ++ right`.
+ */
+export interface HashJoinExec {
+  readonly _tag: "BroadcastHashJoinExec" | "ShuffledHashJoinExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly leftKeys: ReadonlyArray<Expression>
+  readonly rightKeys: ReadonlyArray<Expression>
+  readonly nullSafe: ReadonlyArray<boolean>
+  readonly joinType: JoinType
+  readonly buildSide: BuildSide
+  readonly condition: Expression | undefined
+  readonly left: SparkPlan
+  readonly right: SparkPlan
+}
+
+/** A join without equi-keys, and the cross join (Spark's `BroadcastNestedLoopJoinExec`). */
+export interface BroadcastNestedLoopJoinExec {
+  readonly _tag: "BroadcastNestedLoopJoinExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly joinType: JoinType
+  readonly buildSide: BuildSide
+  readonly condition: Expression | undefined
+  readonly left: SparkPlan
+  readonly right: SparkPlan
+}
+
+/** A stable sort (Spark's `SortExec`); `global: false` is `sortWithinPartitions`, the same here. */
+export interface SortExec {
+  readonly _tag: "SortExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly sortOrder: ReadonlyArray<SortOrder>
+  readonly global: boolean
+  readonly child: SparkPlan
+}
+
+/**
+ * The first `n` rows: `CollectLimit` at the root of a plan, `GlobalLimit` inside one (Spark's
+ * `CollectLimitExec` / `GlobalLimitExec`).
+ */
+export interface LimitExec {
+  readonly _tag: "LimitExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly kind: "CollectLimit" | "GlobalLimit"
+  readonly n: number
+  readonly child: SparkPlan
+}
+
+/** `sort` then `limit` as one top-k (Spark's `TakeOrderedAndProjectExec`), then a projection. */
+export interface TakeOrderedAndProjectExec {
+  readonly _tag: "TakeOrderedAndProjectExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly limit: number
+  readonly sortOrder: ReadonlyArray<SortOrder>
+  /** Over `child.output`, one per output attribute. */
+  readonly projectList: ReadonlyArray<Expression>
+  readonly child: SparkPlan
+}
+
+/** `dropDuplicates(cols)`: keeps the first row per key. */
+export interface DeduplicateExec {
+  readonly _tag: "DeduplicateExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly keys: ReadonlyArray<AttributeReference>
+  readonly child: SparkPlan
+}
+
+/** Concatenation of the children's rows, in child order (Spark's `UnionExec`). */
+export interface UnionExec {
+  readonly _tag: "UnionExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly children: ReadonlyArray<SparkPlan>
+}
+
+/**
+ * A generator applied to every row (Spark's `GenerateExec`): `explode` and its variants, or the
+ * time-window assignment of `window(...)` (Spark's `Expand` + `Filter` from `TimeWindowing`).
+ * Output is `child.output ++ generatorOutput`.
+ */
+export interface GenerateExec {
+  readonly _tag: "GenerateExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly generator: Explode | TimeWindow
+  readonly generatorOutput: ReadonlyArray<AttributeReference>
+  readonly child: SparkPlan
+}
+
+/** `map(f)` / `flatMap(f)` over external rows (Spark's `MapElementsExec` / `MapPartitionsExec`). */
+export interface MapElementsExec {
+  readonly _tag: "MapElementsExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly fn: (row: any) => unknown
+  readonly flat: boolean
+  readonly schema: StructType
+  /** The output is one `value` column and `fn` returns the bare value. */
+  readonly wrapValue: boolean
+  readonly child: SparkPlan
+}
+
+/** `withWatermark`: a pass-through in a batch plan (Spark's `EventTimeWatermarkExec`). */
+export interface EventTimeWatermarkExec {
+  readonly _tag: "EventTimeWatermarkExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly eventTime: Expression
+  readonly delayMs: number
+  readonly child: SparkPlan
+}
+
+/**
+ * The direct children of an operator, in a fixed order (left before right).
+ *
+ * @since 0.1.0
+ */
+export const children = (p: SparkPlan): ReadonlyArray<SparkPlan> => {
+  switch (p._tag) {
+    case "LocalTableScanExec":
+    case "DataSourceScanExec":
+    case "StreamingScanExec":
+      return []
+    case "BroadcastHashJoinExec":
+    case "ShuffledHashJoinExec":
+    case "BroadcastNestedLoopJoinExec":
+      return [p.left, p.right]
+    case "UnionExec":
+      return p.children
+    case "ProjectExec":
+    case "FilterExec":
+    case "HashAggregateExec":
+    case "SortExec":
+    case "LimitExec":
+    case "TakeOrderedAndProjectExec":
+    case "DeduplicateExec":
+    case "GenerateExec":
+    case "MapElementsExec":
+    case "EventTimeWatermarkExec":
+      return [p.child]
+  }
+}
+
+/**
+ * Rebuilds `p` with new children (same order as `children`); returns `p` itself when nothing
+ * changed, so that rewrites (for example the streaming engine swapping a scan for a batch's
+ * rows) can detect a fixed point by identity.
+ *
+ * @since 0.1.0
+ */
+export const withChildren = (p: SparkPlan, next: ReadonlyArray<SparkPlan>): SparkPlan => {
+  const old = children(p)
+  if (old.length === next.length && old.every((c, i) => c === next[i])) return p
+  switch (p._tag) {
+    case "LocalTableScanExec":
+    case "DataSourceScanExec":
+    case "StreamingScanExec":
+      return p
+    case "BroadcastHashJoinExec":
+    case "ShuffledHashJoinExec":
+    case "BroadcastNestedLoopJoinExec":
+      return { ...p, left: next[0], right: next[1] }
+    case "UnionExec":
+      return { ...p, children: next }
+    case "ProjectExec":
+    case "FilterExec":
+    case "HashAggregateExec":
+    case "SortExec":
+    case "LimitExec":
+    case "TakeOrderedAndProjectExec":
+    case "DeduplicateExec":
+    case "GenerateExec":
+    case "MapElementsExec":
+    case "EventTimeWatermarkExec":
+      return { ...p, child: next[0] }
+  }
+}
+
+/**
+ * Bottom-up rewrite of a physical plan: children first, then `f`. Identity-preserving.
+ *
+ * @since 0.1.0
+ */
+export const transformUp = (p: SparkPlan, f: (p: SparkPlan) => SparkPlan): SparkPlan => {
+  const cs = children(p)
+  const next =
+    cs.length === 0
+      ? p
+      : withChildren(
+          p,
+          cs.map((c) => transformUp(c, f))
+        )
+  return f(next)
+}

@@ -1,0 +1,72 @@
+/**
+ * Deno smoke suite (`deno task test`): the same library code under Deno — a batch DataFrame,
+ * a file read through DuckDB, and `show()` output captured through Effect's Console.
+ */
+import assert from "node:assert/strict"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Console, Effect, Schema } from "effect"
+import { F, Session } from "../../mod.ts"
+
+const run = <A, E>(effect: Effect.Effect<A, E, Session>): Promise<A> =>
+  Effect.runPromise(effect.pipe(Effect.provide(Session.layer())))
+
+/** Collects what `Console.log` prints. */
+const capture = (lines: Array<string>): Console.Console => {
+  const log = (...args: ReadonlyArray<unknown>) => {
+    lines.push(args.map(String).join(" "))
+  }
+  return { ...globalThis.console, log } as unknown as Console.Console
+}
+
+Deno.test("a batch DataFrame filters, aggregates and collects", async () => {
+  const rows = await run(
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const df = spark.createDataFrame(
+        [
+          { k: "a", v: 1 },
+          { k: "b", v: 2 },
+          { k: "a", v: 3 }
+        ],
+        Schema.Struct({ k: Schema.String, v: Schema.Int })
+      )
+      return yield* df.where(F.col("v").gt(0)).groupBy("k").agg(F.sum("v").as("total")).orderBy("k").collect()
+    })
+  )
+  assert.deepEqual(rows, [
+    { k: "a", total: 4 },
+    { k: "b", total: 2 }
+  ])
+})
+
+Deno.test("spark.read.json reads a file through DuckDB", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "tributary-deno-"))
+  try {
+    const file = join(dir, "people.jsonl")
+    await writeFile(file, '{"name":"ann","age":31}\n{"name":"bob","age":17}\n')
+    const rows = await run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const df = yield* spark.read.json(file)
+        return yield* df.where(F.col("age").geq(18)).select("name").collect()
+      })
+    )
+    assert.deepEqual(rows, [{ name: "ann" }])
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+Deno.test("show() prints Spark's table", async () => {
+  const lines: Array<string> = []
+  await run(
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const df = spark.createDataFrame([{ word: "hello", n: 2 }], Schema.Struct({ word: Schema.String, n: Schema.Int }))
+      yield* df.show().pipe(Effect.provideService(Console.Console, capture(lines)))
+    })
+  )
+  assert.equal(lines.join("\n"), "+-----+---+\n| word|  n|\n+-----+---+\n|hello|  2|\n+-----+---+\n")
+})
