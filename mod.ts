@@ -22,9 +22,18 @@
  * ```
  * @since 0.1.0
  */
+import { registerConsoleSink } from "./connectors/console/mod.ts"
 import { registerFileFormats } from "./connectors/files/mod.ts"
+import { registerMemorySink } from "./connectors/memory/mod.ts"
+import { registerNoopSink } from "./connectors/noop/mod.ts"
+import { registerRate } from "./connectors/rate/mod.ts"
 
+// One line per connector: each registers its formats under Spark's names.
 registerFileFormats()
+registerRate()
+registerConsoleSink()
+registerMemorySink()
+registerNoopSink()
 
 export * from "./core/mod.ts"
 export * from "./structured/mod.ts"

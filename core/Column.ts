@@ -55,8 +55,9 @@ export class Column<out T = unknown, out N extends string = string> {
   eqNullSafe(other: ColumnOrValue): Column<boolean> {
     return binary("<=>", this, other)
   }
+  /** Spark's `=!=`: `NOT (a = b)`, named `(NOT (a = b))`. */
   neq(other: ColumnOrValue): Column<boolean> {
-    return binary("!=", this, other)
+    return binary("=", this, other).not()
   }
   gt(other: ColumnOrValue): Column<boolean> {
     return binary(">", this, other)

@@ -141,8 +141,8 @@ export const unresolvedColumn = (name: string, candidates: ReadonlyArray<string>
     errorClass: sugg.length > 0 ? "UNRESOLVED_COLUMN.WITH_SUGGESTION" : "UNRESOLVED_COLUMN.WITHOUT_SUGGESTION",
     message:
       sugg.length > 0
-        ? `[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name \`${name}\` cannot be resolved. Did you mean one of the following? [${sugg.map((s) => `\`${s}\``).join(", ")}].`
-        : `[UNRESOLVED_COLUMN.WITHOUT_SUGGESTION] A column or function parameter with name \`${name}\` cannot be resolved.`,
+        ? `[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name \`${name}\` cannot be resolved. Did you mean one of the following? [${sugg.map((s) => `\`${s}\``).join(", ")}].`
+        : `[UNRESOLVED_COLUMN.WITHOUT_SUGGESTION] A column, variable, or function parameter with name \`${name}\` cannot be resolved.`,
     suggestions: sugg
   })
 }

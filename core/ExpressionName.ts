@@ -53,8 +53,6 @@ const literalName = (e: Literal): string => {
       return `DATE '${formatDate(v as number)}'`
     case "boolean":
       return v ? "true" : "false"
-    case "long":
-      return `${v}L`
     case "array":
       return `ARRAY(${(v as ReadonlyArray<unknown>)
         .map((x) => literalName({ _tag: "Literal", value: x, dataType: (e.dataType as T.ArrayType).elementType }))

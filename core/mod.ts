@@ -19,3 +19,6 @@ export {
 export * as F from "./F.ts"
 export { type BatchFormat, registerBatchFormat } from "./Formats.ts"
 export { structTypeOf } from "./RowSchema.ts"
+export type { MicroBatchSource, OutputMode, ReadLimit, Sink, SinkFormat, SourceFormat } from "./Streaming.ts"
+export { registerSinkFormat, registerSourceFormat } from "./Streaming.ts"
+export { Trigger } from "./Trigger.ts"

@@ -8,3 +8,21 @@ export { DataFrameReader, type SchemaInput } from "./api/DataFrameReader.ts"
 export { GroupedData } from "./api/GroupedData.ts"
 export type { ColumnName, ColumnPath, ColumnRef, JoinHow, Row, SelectRow } from "./api/RowTypes.ts"
 export { type RuntimeConfig, Session, type SessionOptions, type SessionShape } from "./api/Session.ts"
+export { DataStreamReader } from "./api/DataStreamReader.ts"
+export { DataStreamWriter, type ForeachWriter } from "./api/DataStreamWriter.ts"
+export { MemoryStream } from "./api/MemoryStream.ts"
+export type { StreamingQuery } from "./api/StreamingQuery.ts"
+export type { StreamingQueryManager } from "./api/StreamingQueryManager.ts"
+export {
+  progressJson,
+  type QueryIdleEvent,
+  type QueryProgressEvent,
+  type QueryStartedEvent,
+  type QueryTerminatedEvent,
+  type SinkProgress,
+  type SourceProgress,
+  type StateOperatorProgress,
+  type StreamingQueryListener,
+  type StreamingQueryProgress,
+  type StreamingQueryStatus
+} from "./api/StreamingQueryProgress.ts"

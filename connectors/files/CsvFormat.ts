@@ -21,11 +21,10 @@ import * as T from "../../core/DataType.ts"
 import { ConnectorError } from "../../core/Errors.ts"
 import type { BatchFormat } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
-import type * as DuckDB from "../../state/DuckDB.ts"
 import { type CsvOptions, parseCsvOptions } from "./CsvOptions.ts"
 import { CsvTokenizer } from "./CsvParser.ts"
 import { type InputFile, qualifiedName } from "./FileListing.ts"
-import { type FileReader, makeFileFormat } from "./FileSource.ts"
+import { type FileReader, makeFileFormat, noResource } from "./FileSource.ts"
 import { checkCorruptColumn } from "./FileSourceOptions.ts"
 import {
   type CsvInferOptions,
@@ -122,7 +121,7 @@ const inferOptions = (o: CsvOptions): CsvInferOptions => {
 }
 
 const inferSchema = (
-  c: DuckDB.Connection,
+  _: undefined,
   files: ReadonlyArray<InputFile>,
   o: CsvOptions
 ): Effect.Effect<T.StructType, ConnectorError> =>
@@ -132,7 +131,7 @@ const inferSchema = (
     const data: Array<Row> = []
     for (const file of files) {
       if (file.size === 0) continue
-      const text = yield* readText(c, "csv", file.path, o.encoding)
+      const text = yield* readText("csv", file.path, o.encoding)
       const recs = recordsOf(text, o, tokenizer)
       const first = recs.header ?? recs.rows[0]
       if (header === undefined && first !== undefined) header = first
@@ -235,7 +234,7 @@ const checkHeader = (
     : new ConnectorError({ connector: "csv", domain: "user", retryable: false, message })
 }
 
-const makeReader = (dataSchema: T.StructType, o: CsvOptions): Effect.Effect<FileReader> =>
+const makeReader = (dataSchema: T.StructType, o: CsvOptions): Effect.Effect<FileReader<undefined>> =>
   Effect.sync(() => {
     const corruptAt = dataSchema.fields.findIndex((f) => f.name === o.corruptColumn)
     // the corrupt-record column takes no token: the others map to tokens by position
@@ -247,9 +246,9 @@ const makeReader = (dataSchema: T.StructType, o: CsvOptions): Effect.Effect<File
     const nullValue = o.nullValue
     const tokenizer = tokenizerOf(o)
 
-    return (c, file) =>
+    return (_, file) =>
       Effect.gen(function* () {
-        const text = yield* readText(c, "csv", file.path, o.encoding)
+        const text = yield* readText("csv", file.path, o.encoding)
         const { header, rows } = recordsOf(text, o, tokenizer)
         if (header !== undefined && !o.enforceSchema) {
           const err = checkHeader(header, names, file, o)
@@ -287,12 +286,13 @@ const makeReader = (dataSchema: T.StructType, o: CsvOptions): Effect.Effect<File
   })
 
 /** The `csv` format. */
-export const CsvFormat: BatchFormat = makeFileFormat<CsvOptions>({
+export const CsvFormat: BatchFormat = makeFileFormat<CsvOptions, undefined>({
   name: "csv",
   title: "CSV",
   parseOptions: parseCsvOptions,
   supports,
   checkUserSchema: (data, o) => checkCorruptColumn(data, o.corruptColumn),
+  withResource: noResource,
   inferSchema,
   makeReader
 })

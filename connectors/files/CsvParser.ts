@@ -142,10 +142,24 @@ export class CsvTokenizer {
     return this.unquoted(this.pos)
   }
 
+  /** Where the field starting at `from` ends: the next delimiter, line break or the end. */
+  private fieldEnd(from: number): number {
+    const t = this.text
+    const end = this.end
+    if (!this.multiLine) {
+      const i = t.indexOf(this.delim, from)
+      return i < 0 || i + this.delim.length > end ? end : i
+    }
+    for (let p = from; p < end; p++) {
+      const c = t.charCodeAt(p)
+      if (c === 10 || c === 13 || (c === this.d0 && this.atDelim(p))) return p
+    }
+    return end
+  }
+
   /** An unquoted value: the text up to the delimiter, escapes untouched. */
   private unquoted(from: number): string {
-    let p = from
-    while (!this.atFieldEnd(p)) p++
+    const p = this.fieldEnd(from)
     this.pos = p
     let v = this.text.slice(from, p)
     if (this.cfg.ignoreTrailingWhiteSpace) {
@@ -158,8 +172,7 @@ export class CsvTokenizer {
 
   /** The rest of the value after an unescaped quote: `"` + what was read + the raw text to the delimiter. */
   private stopAtDelimiter(buf: string, from: number): string {
-    let p = from
-    while (!this.atFieldEnd(p)) p++
+    const p = this.fieldEnd(from)
     this.pos = p
     let v = `${String.fromCharCode(this.cfg.quote)}${buf}${this.text.slice(from, p)}`
     if (this.cfg.ignoreTrailingWhiteSpace) {

@@ -23,7 +23,7 @@ import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import type * as T from "../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
-import type { Options } from "../../core/Formats.ts"
+import { type Options, option } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import { OptionReader, invalidOption, parseOptions } from "./FileSourceOptions.ts"
 import { discoverPartitions } from "./PartitionDiscovery.ts"
@@ -274,8 +274,11 @@ export const listFiles = (
       return { recursive: r.bool("recursiveFileLookup", false), filterRe, basePath: r.get("basePath") }
     })
 
+    // Spark's `DataSource`: the `path` option is one more path
+    const pathOption = option(options, "path")
+    const allPaths = pathOption === undefined ? paths : [...paths, pathOption]
     const roots: Array<Root> = []
-    for (const p of paths) {
+    for (const p of allPaths) {
       const abs = toLocalPath(p)
       if (abs instanceof AnalysisError) return yield* Effect.fail(abs)
       const matches = isGlobPath(abs) ? yield* expandGlob(connector, abs) : [abs]

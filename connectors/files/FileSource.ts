@@ -16,14 +16,11 @@ import * as DuckDB from "../../state/DuckDB.ts"
 import { type InputFile, listFiles } from "./FileListing.ts"
 import { asNullable, checkSupportedTypes } from "./FileSourceOptions.ts"
 
-/** Reads the data columns of one file. */
-export type FileReader = (
-  c: DuckDB.Connection,
-  file: InputFile
-) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
+/** Reads the data columns of one file, with the format's resource `R` (see `withResource`). */
+export type FileReader<R> = (resource: R, file: InputFile) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
 
 /** One file format: its options, its inference and its per-file reader. */
-export interface FileFormatSpec<O> {
+export interface FileFormatSpec<O, R> {
   /** The registry name (`json`). */
   readonly name: string
   /** The name Spark's messages use (`JSON`). */
@@ -33,17 +30,34 @@ export interface FileFormatSpec<O> {
   readonly supports: (t: T.DataType) => boolean
   /** Checks a user-given data schema (partition columns removed) against the options. */
   readonly checkUserSchema: (dataSchema: T.StructType, options: O) => Effect.Effect<void, AnalysisError>
+  /**
+   * Runs `use` with what inference and reading need, released afterwards: a DuckDB connection
+   * (`duckDBResource`) or nothing (`noResource`).
+   */
+  readonly withResource: <A, E>(use: (resource: R) => Effect.Effect<A, E>) => Effect.Effect<A, E | ConnectorError>
   /** Infers the data schema from the files (all of them, including empty ones; never none). */
   readonly inferSchema: (
-    c: DuckDB.Connection,
+    resource: R,
     files: ReadonlyArray<InputFile>,
     options: O
   ) => Effect.Effect<T.StructType, AnalysisError | ConnectorError>
   /** Whether a read of no files can still have a schema without the user's (text: `value`). */
   readonly schemaWithoutFiles?: T.StructType
   /** Compiles the reader of `dataSchema` once per read. */
-  readonly makeReader: (dataSchema: T.StructType, options: O) => Effect.Effect<FileReader, AnalysisError>
+  readonly makeReader: (dataSchema: T.StructType, options: O) => Effect.Effect<FileReader<R>, AnalysisError>
 }
+
+/** For formats that read files directly: no resource. */
+export const noResource = <A, E>(use: (resource: undefined) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  use(undefined)
+
+/** For formats read by DuckDB: a fresh in-memory database for one inference or read. */
+export const duckDBResource =
+  (connector: string) =>
+  <A, E>(use: (c: DuckDB.Connection) => Effect.Effect<A, E>): Effect.Effect<A, E | ConnectorError> =>
+    DuckDB.withMemory(use).pipe(
+      Effect.mapError((e) => (e instanceof DuckDB.DuckDBFailure ? toConnectorError(connector)(e) : (e as E)))
+    )
 
 /** An `AnalysisError` met while reading becomes the `ConnectorError` the read contract allows. */
 export const toConnectorError =
@@ -86,7 +100,7 @@ export const unableToInferSchema = (title: string): AnalysisError =>
   })
 
 /** Builds the `BatchFormat` of a file format. */
-export const makeFileFormat = <O>(spec: FileFormatSpec<O>): BatchFormat => ({
+export const makeFileFormat = <O, R>(spec: FileFormatSpec<O, R>): BatchFormat => ({
   name: spec.name,
 
   resolveSchema: (paths, userSchema, options) =>
@@ -107,9 +121,7 @@ export const makeFileFormat = <O>(spec: FileFormatSpec<O>): BatchFormat => ({
         }
         return yield* Effect.fail(unableToInferSchema(spec.title))
       }
-      const data = yield* DuckDB.withMemory((c) => spec.inferSchema(c, index.files, opts)).pipe(
-        Effect.mapError((e) => (e instanceof DuckDB.DuckDBFailure ? toConnectorError(spec.name)(e) : e))
-      )
+      const data = yield* spec.withResource((r) => spec.inferSchema(r, index.files, opts))
       return asNullable(mergeDataAndPartitionSchema(data, index.partitionSchema))
     }),
 
@@ -132,13 +144,13 @@ export const makeFileFormat = <O>(spec: FileFormatSpec<O>): BatchFormat => ({
       const dataSchema = T.struct(dataFields)
       const reader = yield* spec.makeReader(dataSchema, opts)
       const partitioned = index.partitionSchema.fields.length > 0
-      return yield* DuckDB.withMemory((c) =>
+      return yield* spec.withResource((resource) =>
         Effect.gen(function* () {
           const out: Array<InternalRow> = []
           for (const file of index.files) {
             // Spark's `PartitioningAwareFileIndex.isNonEmptyFile`: empty files yield nothing
             if (file.size === 0) continue
-            const rows = yield* reader(c, file)
+            const rows = yield* reader(resource, file)
             if (!partitioned) {
               for (let i = 0; i < rows.length; i++) out.push(rows[i])
               continue

@@ -111,25 +111,33 @@ export const sortFields = (fields: Array<T.StructField>): Array<T.StructField> =
  * (fields sorted by name), merged arrays, and `string` for anything else.
  */
 export const jsonCompatibleType = (a: T.DataType, b: T.DataType): T.DataType => {
-  const tight = tightestCommonType(a, b)
-  if (tight !== undefined && a._tag !== "struct") return tight
+  if (a === b) return a
   if (a._tag === "struct" && b._tag === "struct") return mergeStructs(a, b)
   if (a._tag === "array" && b._tag === "array") {
-    return T.array(jsonCompatibleType(a.elementType, b.elementType), a.containsNull || b.containsNull)
+    const e = jsonCompatibleType(a.elementType, b.elementType)
+    const containsNull = a.containsNull || b.containsNull
+    return e === a.elementType && containsNull === a.containsNull ? a : T.array(e, containsNull)
   }
-  return tight ?? T.StringType
+  return tightestCommonType(a, b) ?? T.StringType
 }
 
 const mergeStructs = (a: T.StructType, b: T.StructType): T.StructType => {
-  // both are sorted by name: merge the two lists
+  // both are sorted by name: merge the two lists; `a` itself when `b` adds nothing, so that
+  // folding many records of one shape allocates nothing
   const out: Array<T.StructField> = []
+  let changed = false
   let i = 0
   let j = 0
   while (i < a.fields.length && j < b.fields.length) {
     const fa = a.fields[i]
     const fb = b.fields[j]
     if (fa.name === fb.name) {
-      out.push(T.field(fa.name, jsonCompatibleType(fa.dataType, fb.dataType), true))
+      const t = jsonCompatibleType(fa.dataType, fb.dataType)
+      if (t === fa.dataType && fa.nullable) out.push(fa)
+      else {
+        out.push(T.field(fa.name, t, true))
+        changed = true
+      }
       i++
       j++
     } else if (fa.name < fb.name) {
@@ -137,12 +145,14 @@ const mergeStructs = (a: T.StructType, b: T.StructType): T.StructType => {
       i++
     } else {
       out.push(fb)
+      changed = true
       j++
     }
   }
   while (i < a.fields.length) out.push(a.fields[i++])
+  if (j < b.fields.length) changed = true
   while (j < b.fields.length) out.push(b.fields[j++])
-  return T.struct(out)
+  return changed ? T.struct(out) : a
 }
 
 /** What the root merge does with a record that is not an object (`withCorruptField`). */

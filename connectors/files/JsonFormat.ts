@@ -22,7 +22,7 @@ import type { BatchFormat } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { InputFile } from "./FileListing.ts"
 import { qualifiedName } from "./FileListing.ts"
-import { type FileReader, makeFileFormat } from "./FileSource.ts"
+import { type FileReader, makeFileFormat, noResource } from "./FileSource.ts"
 import { checkCorruptColumn } from "./FileSourceOptions.ts"
 import {
   canonicalizeJsonType,
@@ -33,7 +33,7 @@ import {
   NonObjectRecord
 } from "./Inference.ts"
 import { type JsonOptions, parseJsonOptions } from "./JsonOptions.ts"
-import { type JsonValue, JsonSyntaxError, parseJson } from "./JsonSyntax.ts"
+import { JsonReader, JsonSyntaxError, type JsonValue } from "./JsonSyntax.ts"
 import { readText, splitLines } from "./TextFiles.ts"
 
 const toTimestamp = Cast.castFunction(T.StringType, T.TimestampType)
@@ -131,7 +131,7 @@ const isTimestamp = (s: string, o: JsonOptions): boolean =>
   o.timestampParser !== undefined ? o.timestampParser(s) !== null : toTimestamp(s) !== null
 
 const inferSchema = (
-  c: Parameters<FileReader>[0],
+  _: undefined,
   files: ReadonlyArray<InputFile>,
   o: JsonOptions
 ): Effect.Effect<T.StructType, ConnectorError> =>
@@ -139,11 +139,12 @@ const inferSchema = (
     const handling = o.mode === "PERMISSIVE" ? "addCorruptField" : o.mode === "DROPMALFORMED" ? "ignore" : "fail"
     const corruptStruct = T.struct([T.field(o.corruptColumn, T.StringType, true)])
     let root: T.DataType = T.struct([])
+    const reader = new JsonReader(o.features)
     for (const file of files) {
       if (file.size === 0) continue
-      const text = yield* readText(c, "json", file.path, o.encoding)
+      const text = yield* readText("json", file.path, o.encoding)
       for (const r of recordsOf(text, o)) {
-        const parsed = parseJson(r.text, r.start, r.end, o.features)
+        const parsed = reader.parse(r.text, r.start, r.end)
         let t: T.DataType
         if (parsed === undefined) t = T.NullType
         else if (parsed instanceof JsonSyntaxError) {
@@ -336,7 +337,7 @@ const structConverter = (t: T.StructType, o: JsonOptions): ((v: JsonValue, text:
   }
 }
 
-const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<FileReader> =>
+const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<FileReader<undefined>> =>
   Effect.sync(() => {
     const corruptAt = dataSchema.fields.findIndex((f) => f.name === o.corruptColumn)
     const parseFields = dataSchema.fields.filter((_, i) => i !== corruptAt)
@@ -346,6 +347,7 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
     const root = structConverter(parseSchema, o)
     const width = dataSchema.fields.length
     const skipParsing = parseFields.length === 0 && corruptAt < 0 && o.mode === "PERMISSIVE" && !o.multiLine
+    const reader = new JsonReader(o.features)
 
     const place = (parsed: ReadonlyArray<unknown> | undefined, corrupt: string | null): InternalRow => {
       if (corruptAt < 0 && parsed !== undefined) return parsed
@@ -355,9 +357,9 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
       return out
     }
 
-    return (c, file) =>
+    return (_, file) =>
       Effect.gen(function* () {
-        const text = yield* readText(c, "json", file.path, o.encoding)
+        const text = yield* readText("json", file.path, o.encoding)
         const out: Array<InternalRow> = []
         const ctx: Ctx = { bad: false }
         for (const r of recordsOf(text, o)) {
@@ -365,7 +367,7 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
             if (r.end > r.start) out.push([])
             continue
           }
-          const parsed = parseJson(r.text, r.start, r.end, o.features)
+          const parsed = reader.parse(r.text, r.start, r.end)
           if (parsed === undefined) continue
           ctx.bad = false
           let rows: Array<ReadonlyArray<unknown>> | typeof FAIL
@@ -404,12 +406,13 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
   })
 
 /** The `json` format. */
-export const JsonFormat: BatchFormat = makeFileFormat<JsonOptions>({
+export const JsonFormat: BatchFormat = makeFileFormat<JsonOptions, undefined>({
   name: "json",
   title: "JSON",
   parseOptions: parseJsonOptions,
   supports,
   checkUserSchema: (data, o) => checkCorruptColumn(data, o.corruptColumn),
+  withResource: noResource,
   inferSchema,
   makeReader
 })

@@ -77,38 +77,64 @@ const isIdentChar = (c: number): boolean =>
   (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36 || c > 127
 
 /**
- * Parses the first JSON value of `text[start, end)`. Returns `undefined` when the range holds
- * only whitespace (Spark skips such records), the value, or a `JsonSyntaxError`.
+ * A reusable reader for one set of features: `parse` reads the first JSON value of
+ * `text[start, end)`. Reuse one instance for all records of a read: it keeps no state between
+ * calls, and allocating a parser per record costs more than the parsing.
  */
-export const parseJson = (
-  text: string,
-  start: number,
-  end: number,
-  features: JsonFeatures
-): JsonValue | undefined | JsonSyntaxError => {
-  let pos = start
-  let depth = 0
+export class JsonReader {
+  private readonly f: JsonFeatures
+  private text = ""
+  private pos = 0
+  private end = 0
+  private depth = 0
 
-  const fail = (message: string): never => {
-    throw new JsonSyntaxError(message, pos)
+  constructor(features: JsonFeatures) {
+    this.f = features
   }
 
-  const skipWs = (): void => {
-    while (pos < end) {
-      const c = text.charCodeAt(pos)
+  /**
+   * The first JSON value of `text[start, end)`: `undefined` when the range holds only
+   * whitespace (Spark skips such records), the value, or a `JsonSyntaxError`.
+   */
+  parse(text: string, start: number, end: number): JsonValue | undefined | JsonSyntaxError {
+    this.text = text
+    this.pos = start
+    this.end = end
+    this.depth = 0
+    try {
+      this.skipWs()
+      if (this.pos >= this.end) return undefined
+      return this.value()
+    } catch (e) {
+      if (e instanceof JsonSyntaxError) return e
+      throw e
+    } finally {
+      this.text = ""
+    }
+  }
+
+  private fail(message: string, at = this.pos): never {
+    throw new JsonSyntaxError(message, at)
+  }
+
+  private skipWs(): void {
+    const t = this.text
+    const end = this.end
+    while (this.pos < end) {
+      const c = t.charCodeAt(this.pos)
       if (c === 32 || c === 9 || c === 10 || c === 13) {
-        pos++
-      } else if (c === 47 && features.allowComments) {
-        const n = pos + 1 < end ? text.charCodeAt(pos + 1) : -1
+        this.pos++
+      } else if (c === 47 && this.f.allowComments) {
+        const n = this.pos + 1 < end ? t.charCodeAt(this.pos + 1) : -1
         if (n === 42) {
-          const close = text.indexOf("*/", pos + 2)
-          if (close < 0 || close + 2 > end) fail("Unexpected end of input in a comment")
-          pos = close + 2
+          const close = t.indexOf("*/", this.pos + 2)
+          if (close < 0 || close + 2 > end) this.fail("Unexpected end of input in a comment")
+          this.pos = close + 2
         } else if (n === 47) {
-          pos += 2
-          while (pos < end && text.charCodeAt(pos) !== 10 && text.charCodeAt(pos) !== 13) pos++
+          this.pos += 2
+          while (this.pos < end && t.charCodeAt(this.pos) !== 10 && t.charCodeAt(this.pos) !== 13) this.pos++
         } else {
-          fail("Unexpected character '/'")
+          this.fail("Unexpected character '/'")
         }
       } else {
         return
@@ -116,24 +142,25 @@ export const parseJson = (
     }
   }
 
-  const parseString = (quote: number): string => {
-    // pos is at the opening quote
-    pos++
+  /** A quoted string; `pos` is at the opening quote. */
+  private string(quote: number): string {
+    const t = this.text
+    const end = this.end
+    let pos = this.pos + 1
     let out = ""
     let runStart = pos
     while (true) {
-      if (pos >= end) fail("Unexpected end of input in a string")
-      const c = text.charCodeAt(pos)
+      if (pos >= end) this.fail("Unexpected end of input in a string", pos)
+      const c = t.charCodeAt(pos)
       if (c === quote) {
-        out += text.slice(runStart, pos)
-        pos++
-        return out
+        this.pos = pos + 1
+        return out.length === 0 ? t.slice(runStart, pos) : out + t.slice(runStart, pos)
       }
       if (c === 92) {
-        out += text.slice(runStart, pos)
+        out += t.slice(runStart, pos)
         pos++
-        if (pos >= end) fail("Unexpected end of input in an escape sequence")
-        const e = text.charCodeAt(pos)
+        if (pos >= end) this.fail("Unexpected end of input in an escape sequence", pos)
+        const e = t.charCodeAt(pos)
         switch (e) {
           case 34:
             out += '"'
@@ -160,189 +187,199 @@ export const parseJson = (
             out += "\t"
             break
           case 117: {
-            const hex = text.slice(pos + 1, pos + 5)
-            if (pos + 5 > end || !/^[0-9a-fA-F]{4}$/.test(hex)) fail("Invalid \\u escape")
+            const hex = t.slice(pos + 1, pos + 5)
+            if (pos + 5 > end || !/^[0-9a-fA-F]{4}$/.test(hex)) this.fail("Invalid \\u escape", pos)
             out += String.fromCharCode(Number.parseInt(hex, 16))
             pos += 4
             break
           }
           default:
             // Jackson accepts an escaped single quote when single quotes are allowed
-            if ((e === 39 && features.allowSingleQuotes) || features.allowBackslashEscapingAnyCharacter) {
-              out += text[pos]
+            if ((e === 39 && this.f.allowSingleQuotes) || this.f.allowBackslashEscapingAnyCharacter) {
+              out += t[pos]
             } else {
-              fail(`Unrecognized character escape '${text[pos]}'`)
+              this.fail(`Unrecognized character escape '${t[pos]}'`, pos)
             }
         }
         pos++
         runStart = pos
         continue
       }
-      if (c < 32 && !features.allowUnquotedControlChars) fail("Illegal unquoted control character in a string")
+      if (c < 32 && !this.f.allowUnquotedControlChars) this.fail("Illegal unquoted control character in a string", pos)
       pos++
     }
   }
 
-  const parseName = (): string => {
-    const c = text.charCodeAt(pos)
-    if (c === 34) return parseString(34)
-    if (c === 39 && features.allowSingleQuotes) return parseString(39)
-    if (features.allowUnquotedFieldNames && isIdentChar(c)) {
-      const s = pos
-      while (pos < end && isIdentChar(text.charCodeAt(pos))) pos++
-      return text.slice(s, pos)
+  private name(): string {
+    const c = this.text.charCodeAt(this.pos)
+    if (c === 34) return this.string(34)
+    if (c === 39 && this.f.allowSingleQuotes) return this.string(39)
+    if (this.f.allowUnquotedFieldNames && isIdentChar(c)) {
+      const s = this.pos
+      while (this.pos < this.end && isIdentChar(this.text.charCodeAt(this.pos))) this.pos++
+      return this.text.slice(s, this.pos)
     }
-    return fail(`Unexpected character '${text[pos] ?? "EOF"}': was expecting a field name`)
+    return this.fail(`Unexpected character '${this.text[this.pos] ?? "EOF"}': was expecting a field name`)
   }
 
-  const matchWord = (word: string): boolean => {
-    if (text.startsWith(word, pos) && pos + word.length <= end) {
-      const after = pos + word.length < end ? text.charCodeAt(pos + word.length) : -1
-      if (after >= 0 && isIdentChar(after)) return false
-      pos += word.length
-      return true
-    }
-    return false
+  /** Consumes `word` when it is there and not followed by more identifier characters. */
+  private word(word: string): boolean {
+    const t = this.text
+    const after = this.pos + word.length
+    if (after > this.end || !t.startsWith(word, this.pos)) return false
+    if (after < this.end && isIdentChar(t.charCodeAt(after))) return false
+    this.pos = after
+    return true
   }
 
-  const parseNumber = (): JsonValue => {
-    const s = pos
+  private number(): JsonValue {
+    const t = this.text
+    const end = this.end
+    const s = this.pos
     let neg = false
-    const c0 = text.charCodeAt(pos)
+    const c0 = t.charCodeAt(s)
     if (c0 === 45 || c0 === 43) {
       neg = c0 === 45
-      pos++
-      if (features.allowNonNumericNumbers) {
-        if (matchWord("Infinity") || matchWord("INF")) {
-          return { k: "float", v: neg ? -Infinity : Infinity, start: s, end: pos }
-        }
+      this.pos++
+      if (this.f.allowNonNumericNumbers && (this.word("Infinity") || this.word("INF"))) {
+        return { k: "float", v: neg ? -Infinity : Infinity, start: s, end: this.pos }
       }
-      if (!neg) fail("Unexpected character '+'")
+      if (!neg) this.fail("Unexpected character '+'")
     }
+    let pos = this.pos
     const intStart = pos
-    if (pos >= end || !isDigit(text.charCodeAt(pos))) fail("Expected a digit")
-    if (text.charCodeAt(pos) === 48 && pos + 1 < end && isDigit(text.charCodeAt(pos + 1))) {
-      if (!features.allowNumericLeadingZeros) fail("Invalid numeric value: leading zeroes not allowed")
+    if (pos >= end || !isDigit(t.charCodeAt(pos))) this.fail("Expected a digit", pos)
+    if (t.charCodeAt(pos) === 48 && pos + 1 < end && isDigit(t.charCodeAt(pos + 1))) {
+      if (!this.f.allowNumericLeadingZeros) this.fail("Invalid numeric value: leading zeroes not allowed", pos)
     }
-    while (pos < end && isDigit(text.charCodeAt(pos))) pos++
+    while (pos < end && isDigit(t.charCodeAt(pos))) pos++
     let isFloat = false
-    if (pos < end && text.charCodeAt(pos) === 46) {
+    if (pos < end && t.charCodeAt(pos) === 46) {
       isFloat = true
       pos++
-      if (pos >= end || !isDigit(text.charCodeAt(pos))) fail("Decimal point not followed by a digit")
-      while (pos < end && isDigit(text.charCodeAt(pos))) pos++
+      if (pos >= end || !isDigit(t.charCodeAt(pos))) this.fail("Decimal point not followed by a digit", pos)
+      while (pos < end && isDigit(t.charCodeAt(pos))) pos++
     }
-    if (pos < end && (text.charCodeAt(pos) === 101 || text.charCodeAt(pos) === 69)) {
+    if (pos < end && (t.charCodeAt(pos) === 101 || t.charCodeAt(pos) === 69)) {
       isFloat = true
       pos++
-      if (pos < end && (text.charCodeAt(pos) === 43 || text.charCodeAt(pos) === 45)) pos++
-      if (pos >= end || !isDigit(text.charCodeAt(pos))) fail("Exponent indicator not followed by a digit")
-      while (pos < end && isDigit(text.charCodeAt(pos))) pos++
+      if (pos < end && (t.charCodeAt(pos) === 43 || t.charCodeAt(pos) === 45)) pos++
+      if (pos >= end || !isDigit(t.charCodeAt(pos))) this.fail("Exponent indicator not followed by a digit", pos)
+      while (pos < end && isDigit(t.charCodeAt(pos))) pos++
     }
-    if (pos < end && isIdentChar(text.charCodeAt(pos))) fail(`Unexpected character '${text[pos]}' in a number`)
-    if (isFloat) return { k: "float", v: Number(text.slice(s, pos)), start: s, end: pos }
+    this.pos = pos
+    if (pos < end && isIdentChar(t.charCodeAt(pos))) this.fail(`Unexpected character '${t[pos]}' in a number`)
+    if (isFloat) return { k: "float", v: Number(t.slice(s, pos)), start: s, end: pos }
+    let digits = t.slice(intStart, pos)
     // leading zeros (when allowed) are dropped, as Jackson's number value does
-    let digits = text.slice(intStart, pos).replace(/^0+(?=\d)/, "")
-    if (neg) digits = `-${digits}`
-    return { k: "int", text: digits, start: s, end: pos }
+    if (digits.length > 1 && digits.charCodeAt(0) === 48) digits = digits.replace(/^0+(?=\d)/, "")
+    return { k: "int", text: neg ? `-${digits}` : digits, start: s, end: pos }
   }
 
-  const parseValue = (): JsonValue => {
-    skipWs()
-    if (pos >= end) fail("Unexpected end of input")
-    const s = pos
-    const c = text.charCodeAt(pos)
-    switch (c) {
-      case 123: {
-        if (++depth > MAX_DEPTH) fail(`Document nesting depth exceeds the maximum allowed (${MAX_DEPTH})`)
-        pos++
-        const keys: Array<string> = []
-        const values: Array<JsonValue> = []
-        skipWs()
-        if (pos < end && text.charCodeAt(pos) === 125) {
-          pos++
-          depth--
-          return { k: "obj", keys, values, start: s, end: pos }
-        }
-        while (true) {
-          skipWs()
-          if (pos >= end) fail("Unexpected end of input in an object")
-          keys.push(parseName())
-          skipWs()
-          if (pos >= end || text.charCodeAt(pos) !== 58) fail("Was expecting a colon to separate field name and value")
-          pos++
-          values.push(parseValue())
-          skipWs()
-          if (pos >= end) fail("Unexpected end of input in an object")
-          const d = text.charCodeAt(pos)
-          pos++
-          if (d === 44) continue
-          if (d === 125) break
-          pos--
-          fail(`Unexpected character '${text[pos]}': was expecting comma to separate object entries`)
-        }
-        depth--
-        return { k: "obj", keys, values, start: s, end: pos }
-      }
-      case 91: {
-        if (++depth > MAX_DEPTH) fail(`Document nesting depth exceeds the maximum allowed (${MAX_DEPTH})`)
-        pos++
-        const items: Array<JsonValue> = []
-        skipWs()
-        if (pos < end && text.charCodeAt(pos) === 93) {
-          pos++
-          depth--
-          return { k: "arr", items, start: s, end: pos }
-        }
-        while (true) {
-          items.push(parseValue())
-          skipWs()
-          if (pos >= end) fail("Unexpected end of input in an array")
-          const d = text.charCodeAt(pos)
-          pos++
-          if (d === 44) continue
-          if (d === 93) break
-          pos--
-          fail(`Unexpected character '${text[pos]}': was expecting comma to separate array entries`)
-        }
-        depth--
-        return { k: "arr", items, start: s, end: pos }
-      }
-      case 34:
-        return { k: "str", v: parseString(34), start: s, end: pos }
-      case 39:
-        if (!features.allowSingleQuotes) fail("Unexpected character '''")
-        return { k: "str", v: parseString(39), start: s, end: pos }
-      case 116:
-        if (matchWord("true")) return { k: "bool", v: true, start: s, end: pos }
-        return fail("Unrecognized token: was expecting 'true'")
-      case 102:
-        if (matchWord("false")) return { k: "bool", v: false, start: s, end: pos }
-        return fail("Unrecognized token: was expecting 'false'")
-      case 110:
-        if (matchWord("null")) return { k: "null", start: s, end: pos }
-        return fail("Unrecognized token: was expecting 'null'")
-      case 78:
-        if (features.allowNonNumericNumbers && matchWord("NaN"))
-          return { k: "float", v: Number.NaN, start: s, end: pos }
-        return fail("Unrecognized token 'N'")
-      case 73:
-        if (features.allowNonNumericNumbers && matchWord("Infinity")) {
-          return { k: "float", v: Infinity, start: s, end: pos }
-        }
-        return fail("Unrecognized token 'I'")
-      default:
-        if (c === 45 || c === 43 || isDigit(c)) return parseNumber()
-        return fail(`Unexpected character '${text[pos]}'`)
+  private object(s: number): JsonValue {
+    const t = this.text
+    if (++this.depth > MAX_DEPTH) this.fail(`Document nesting depth exceeds the maximum allowed (${MAX_DEPTH})`)
+    this.pos++
+    const keys: Array<string> = []
+    const values: Array<JsonValue> = []
+    this.skipWs()
+    if (this.pos < this.end && t.charCodeAt(this.pos) === 125) {
+      this.pos++
+      this.depth--
+      return { k: "obj", keys, values, start: s, end: this.pos }
     }
+    while (true) {
+      this.skipWs()
+      if (this.pos >= this.end) this.fail("Unexpected end of input in an object")
+      keys.push(this.name())
+      this.skipWs()
+      if (this.pos >= this.end || t.charCodeAt(this.pos) !== 58) {
+        this.fail("Was expecting a colon to separate field name and value")
+      }
+      this.pos++
+      values.push(this.value())
+      this.skipWs()
+      if (this.pos >= this.end) this.fail("Unexpected end of input in an object")
+      const d = t.charCodeAt(this.pos)
+      this.pos++
+      if (d === 44) continue
+      if (d === 125) break
+      this.fail(`Unexpected character '${t[this.pos - 1]}': was expecting comma to separate object entries`)
+    }
+    this.depth--
+    return { k: "obj", keys, values, start: s, end: this.pos }
   }
 
-  try {
-    skipWs()
-    if (pos >= end) return undefined
-    return parseValue()
-  } catch (e) {
-    if (e instanceof JsonSyntaxError) return e
-    throw e
+  private array(s: number): JsonValue {
+    const t = this.text
+    if (++this.depth > MAX_DEPTH) this.fail(`Document nesting depth exceeds the maximum allowed (${MAX_DEPTH})`)
+    this.pos++
+    const items: Array<JsonValue> = []
+    this.skipWs()
+    if (this.pos < this.end && t.charCodeAt(this.pos) === 93) {
+      this.pos++
+      this.depth--
+      return { k: "arr", items, start: s, end: this.pos }
+    }
+    while (true) {
+      items.push(this.value())
+      this.skipWs()
+      if (this.pos >= this.end) this.fail("Unexpected end of input in an array")
+      const d = t.charCodeAt(this.pos)
+      this.pos++
+      if (d === 44) continue
+      if (d === 93) break
+      this.fail(`Unexpected character '${t[this.pos - 1]}': was expecting comma to separate array entries`)
+    }
+    this.depth--
+    return { k: "arr", items, start: s, end: this.pos }
+  }
+
+  private value(): JsonValue {
+    this.skipWs()
+    if (this.pos >= this.end) this.fail("Unexpected end of input")
+    const s = this.pos
+    const c = this.text.charCodeAt(s)
+    switch (c) {
+      case 123:
+        return this.object(s)
+      case 91:
+        return this.array(s)
+      case 34:
+        return { k: "str", v: this.string(34), start: s, end: this.pos }
+      case 39:
+        if (!this.f.allowSingleQuotes) this.fail("Unexpected character (') : single quotes are not allowed")
+        return { k: "str", v: this.string(39), start: s, end: this.pos }
+      case 116:
+        if (this.word("true")) return { k: "bool", v: true, start: s, end: this.pos }
+        return this.fail("Unrecognized token: was expecting 'true'")
+      case 102:
+        if (this.word("false")) return { k: "bool", v: false, start: s, end: this.pos }
+        return this.fail("Unrecognized token: was expecting 'false'")
+      case 110:
+        if (this.word("null")) return { k: "null", start: s, end: this.pos }
+        return this.fail("Unrecognized token: was expecting 'null'")
+      case 78:
+        if (this.f.allowNonNumericNumbers && this.word("NaN")) {
+          return { k: "float", v: Number.NaN, start: s, end: this.pos }
+        }
+        return this.fail("Unrecognized token 'N'")
+      case 73:
+        if (this.f.allowNonNumericNumbers && this.word("Infinity")) {
+          return { k: "float", v: Infinity, start: s, end: this.pos }
+        }
+        return this.fail("Unrecognized token 'I'")
+      default:
+        if (c === 45 || c === 43 || isDigit(c)) return this.number()
+        return this.fail(`Unexpected character '${this.text[s]}'`)
+    }
   }
 }
+
+/** Parses the first JSON value of `text[start, end)` (see `JsonReader.parse`), for one-off use. */
+export const parseJson = (
+  text: string,
+  start: number,
+  end: number,
+  features: JsonFeatures
+): JsonValue | undefined | JsonSyntaxError => new JsonReader(features).parse(text, start, end)

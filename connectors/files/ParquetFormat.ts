@@ -20,9 +20,8 @@ import type { BatchFormat, Options } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type * as DuckDB from "../../state/DuckDB.ts"
 import { type InputFile, qualifiedName } from "./FileListing.ts"
-import { type FileReader, makeFileFormat } from "./FileSource.ts"
+import { duckDBResource, type FileReader, makeFileFormat } from "./FileSource.ts"
 import { OptionReader, parseOptions, sqlType } from "./FileSourceOptions.ts"
-import { duckLiteralPath, readFailure } from "./TextFiles.ts"
 
 interface ParquetOptions {
   readonly mergeSchema: boolean
@@ -51,12 +50,36 @@ const supports = (t: T.DataType): boolean => {
   }
 }
 
+/**
+ * A DuckDB failure while reading `path`, as a `ConnectorError` naming the file. Missing or
+ * unreadable files are the environment's fault (`external`); anything else DuckDB rejects (a
+ * corrupt footer, a file that is not Parquet) is the data's (`user`).
+ */
+export const readFailure = (path: string, cause: unknown): ConnectorError => {
+  const detail = cause instanceof Error ? cause.message : String(cause)
+  const external = /permission denied|no such file|cannot open|could not open|i\/o error|IO Error/i.test(detail)
+  return new ConnectorError({
+    connector: "parquet",
+    domain: external ? "external" : "user",
+    retryable: false,
+    message: `[FAILED_READ_FILE.NO_HINT] Encountered error while reading file ${qualifiedName(path)}. ${detail}`,
+    cause
+  })
+}
+
+/**
+ * A path as a DuckDB glob that matches only that file: DuckDB's file functions expand `*`, `?`
+ * and `[...]`, so each of those characters is wrapped in a character class (`x[1]` becomes
+ * `x[[]1]`), which DuckDB reads literally.
+ */
+export const duckLiteralPath = (path: string): string => path.replace(/[*?[]/g, (c) => `[${c}]`)
+
 const SELECT = "SELECT * FROM read_parquet(?, hive_partitioning = false)"
 
 /** The schema of one Parquet file, as Spark types. */
 const fileSchema = (c: DuckDB.Connection, file: InputFile): Effect.Effect<T.StructType, ConnectorError> =>
   c.query(`${SELECT} LIMIT 0`, [duckLiteralPath(file.path)]).pipe(
-    Effect.mapError((e) => readFailure("parquet", file.path, e)),
+    Effect.mapError((e) => readFailure(file.path, e)),
     Effect.map((r) => T.struct(r.columns.map((n, i) => T.field(n, r.types[i], true))))
   )
 
@@ -180,12 +203,12 @@ const matchField = (names: ReadonlyArray<string>, name: string): number | string
   return found.length === 1 ? found[0][1] : -1
 }
 
-const makeReader = (dataSchema: T.StructType): Effect.Effect<FileReader> =>
+const makeReader = (dataSchema: T.StructType): Effect.Effect<FileReader<DuckDB.Connection>> =>
   Effect.succeed((c: DuckDB.Connection, file: InputFile) =>
     Effect.gen(function* () {
       const r = yield* c
         .query(SELECT, [duckLiteralPath(file.path)])
-        .pipe(Effect.mapError((e) => readFailure("parquet", file.path, e)))
+        .pipe(Effect.mapError((e) => readFailure(file.path, e)))
       const plan: Array<readonly [number, Adapt]> = []
       for (const f of dataSchema.fields) {
         const i = matchField(r.columns, f.name)
@@ -220,12 +243,13 @@ const makeReader = (dataSchema: T.StructType): Effect.Effect<FileReader> =>
   )
 
 /** The `parquet` format. */
-export const ParquetFormat: BatchFormat = makeFileFormat<ParquetOptions>({
+export const ParquetFormat: BatchFormat = makeFileFormat<ParquetOptions, DuckDB.Connection>({
   name: "parquet",
   title: "Parquet",
   parseOptions: parseParquetOptions,
   supports,
   checkUserSchema: () => Effect.void,
+  withResource: duckDBResource("parquet"),
   inferSchema,
   makeReader
 })

@@ -1,49 +1,25 @@
 /**
- * Reading a file's text through DuckDB (`read_blob`, the path passed as a parameter) and
+ * Reading a file's text (decompressing `.gz` and `.deflate` as Hadoop's codecs do) and
  * splitting it into records the way Hadoop's `LineRecordReader` does for Spark's text-based
  * sources.
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import * as fs from "node:fs/promises"
 import { ConnectorError } from "../../core/Errors.ts"
-import type { Connection } from "../../state/DuckDB.ts"
-import { qualifiedName } from "./FileListing.ts"
+import { ioError, qualifiedName } from "./FileListing.ts"
 
 /**
- * A DuckDB failure while reading `path`, as a `ConnectorError` naming the file. Missing or
- * unreadable files are the environment's fault (`external`); anything else DuckDB rejects
- * (a corrupt Parquet footer, …) is the data's (`user`).
+ * The bytes of one file. Text-based formats read with `node:fs/promises`: DuckDB's
+ * `read_blob` returned the same bytes about eight times slower (862 ms against 101 ms for a
+ * 19 MB file), and listing already goes through the local file system.
  */
-export const readFailure = (connector: string, path: string, cause: unknown): ConnectorError => {
-  const detail = cause instanceof Error ? cause.message : String(cause)
-  const external = /permission denied|no such file|cannot open|could not open|i\/o error|IO Error/i.test(detail)
-  return new ConnectorError({
-    connector,
-    domain: external ? "external" : "user",
-    retryable: false,
-    message: `[FAILED_READ_FILE.NO_HINT] Encountered error while reading file ${qualifiedName(path)}. ${detail}`,
-    cause
+export const readBytes = (connector: string, path: string): Effect.Effect<Uint8Array, ConnectorError> =>
+  Effect.tryPromise({
+    try: () => fs.readFile(path),
+    catch: (e) => ioError(connector, path, e)
   })
-}
-
-/**
- * A path as a DuckDB glob that matches only that file: DuckDB's file functions expand `*`, `?`
- * and `[...]`, so each of those characters is wrapped in a character class (`x[1]` becomes
- * `x[[]1]`), which DuckDB reads literally.
- */
-export const duckLiteralPath = (path: string): string => path.replace(/[*?[]/g, (c) => `[${c}]`)
-
-/** The bytes of one file, read with DuckDB's `read_blob`. */
-export const readBytes = (c: Connection, connector: string, path: string): Effect.Effect<Uint8Array, ConnectorError> =>
-  c.query("SELECT filename, content FROM read_blob(?)", [duckLiteralPath(path)]).pipe(
-    Effect.mapError((e) => readFailure(connector, path, e)),
-    Effect.flatMap((r) => {
-      // the pattern can only match this file; checking the name keeps that promise explicit
-      for (const row of r.rows) if (row[0] === path) return Effect.succeed(row[1] as Uint8Array)
-      return Effect.fail(readFailure(connector, path, new Error("No such file: it was removed after listing")))
-    })
-  )
 
 /**
  * Decodes bytes as text. Malformed sequences become U+FFFD (as Java's decoder does); a UTF-8
@@ -67,18 +43,20 @@ const decompress = (connector: string, path: string, bytes: Uint8Array): Effect.
       const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream(codec))
       return new Uint8Array(await new Response(stream).arrayBuffer())
     },
-    catch: (e) => readFailure(connector, path, e)
+    catch: (e) =>
+      new ConnectorError({
+        connector,
+        domain: "user",
+        retryable: false,
+        message: `[FAILED_READ_FILE.NO_HINT] Encountered error while reading file ${qualifiedName(path)}. It is not valid ${codec} data: ${e instanceof Error ? e.message : String(e)}`,
+        cause: e
+      })
   })
 }
 
 /** The text of one file (decompressed when its extension names a codec). */
-export const readText = (
-  c: Connection,
-  connector: string,
-  path: string,
-  encoding: string
-): Effect.Effect<string, ConnectorError> =>
-  readBytes(c, connector, path).pipe(
+export const readText = (connector: string, path: string, encoding: string): Effect.Effect<string, ConnectorError> =>
+  readBytes(connector, path).pipe(
     Effect.flatMap((b) => decompress(connector, path, b)),
     Effect.map((b) => decode(b, encoding))
   )
@@ -104,6 +82,17 @@ export const splitLines = (text: string, lineSep: string | undefined): Array<str
   }
   let start = 0
   const n = text.length
+  if (text.indexOf("\r") < 0) {
+    // no carriage returns: let the engine's native search find the line ends
+    while (true) {
+      const i = text.indexOf("\n", start)
+      if (i < 0) break
+      out.push(text.slice(start, i))
+      start = i + 1
+    }
+    if (start < n) out.push(text.slice(start))
+    return out
+  }
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i)
     if (c === 10) {

@@ -16,7 +16,7 @@ import * as T from "../../core/DataType.ts"
 import { AnalysisError } from "../../core/Errors.ts"
 import type { BatchFormat, Options } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
-import { type FileReader, makeFileFormat } from "./FileSource.ts"
+import { type FileReader, makeFileFormat, noResource } from "./FileSource.ts"
 import { OptionReader, parseOptions } from "./FileSourceOptions.ts"
 import { readText, splitLines } from "./TextFiles.ts"
 
@@ -35,11 +35,11 @@ const parseTextOptions = (options: Options): Effect.Effect<TextOptions, Analysis
 /** The schema of a text read: one string column `value`. */
 export const textSchema: T.StructType = T.struct([T.field("value", T.StringType, true)])
 
-const makeReader = (dataSchema: T.StructType, o: TextOptions): Effect.Effect<FileReader> =>
+const makeReader = (dataSchema: T.StructType, o: TextOptions): Effect.Effect<FileReader<undefined>> =>
   Effect.sync(() => {
     const width = dataSchema.fields.length
-    return (c, file) =>
-      Effect.map(readText(c, "text", file.path, o.encoding), (text) => {
+    return (_, file) =>
+      Effect.map(readText("text", file.path, o.encoding), (text) => {
         // a read of partition columns only still yields one row per line
         const lines = o.wholetext ? [text] : splitLines(text, o.lineSep)
         const out = new Array<InternalRow>(lines.length)
@@ -49,7 +49,7 @@ const makeReader = (dataSchema: T.StructType, o: TextOptions): Effect.Effect<Fil
   })
 
 /** The `text` format. */
-export const TextFormat: BatchFormat = makeFileFormat<TextOptions>({
+export const TextFormat: BatchFormat = makeFileFormat<TextOptions, undefined>({
   name: "text",
   title: "Text",
   parseOptions: parseTextOptions,
@@ -63,6 +63,7 @@ export const TextFormat: BatchFormat = makeFileFormat<TextOptions>({
             message: `Text data source supports only a single column, and you have ${data.fields.length} columns.`
           })
         ),
+  withResource: noResource,
   inferSchema: () => Effect.succeed(textSchema),
   schemaWithoutFiles: textSchema,
   makeReader

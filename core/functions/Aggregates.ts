@@ -146,7 +146,8 @@ export const resolveAggregate = (
   options: AggregateFunction["options"],
   args?: ReadonlyArray<Expression>
 ): AggregateResolution => {
-  const argName = (i: number): string => (args !== undefined && args[i] !== undefined ? prettyName(args[i]) : `argument ${i + 1}`)
+  const argName = (i: number): string =>
+    args !== undefined && args[i] !== undefined ? prettyName(args[i]) : `argument ${i + 1}`
   const callName = (): string =>
     args !== undefined
       ? prettyName({ _tag: "AggregateFunction", name, args, distinct, options, dataType: undefined })
@@ -165,7 +166,11 @@ export const resolveAggregate = (
         return invalid(
           '[WRONG_NUM_ARGS.WITH_SUGGESTION] The `count` requires  >= 1 parameters but the actual number is 0. If you have to call this function with 0 parameters, set the legacy configuration "spark.sql.legacy.allowParameterlessCount" to "true".'
         )
-      return resolved(T.LongType, false, argTypes.map(() => undefined))
+      return resolved(
+        T.LongType,
+        false,
+        argTypes.map(() => undefined)
+      )
     case "sum":
     case "avg": {
       const bad = arity(1)
@@ -195,7 +200,10 @@ export const resolveAggregate = (
       if (bad !== undefined) return bad
       const t = argTypes[0]
       if (!isOrderable(t))
-        return mismatch("INVALID_ORDERING_TYPE", `The \`${name}\` does not support ordering on type "${dataTypeSql(t)}".`)
+        return mismatch(
+          "INVALID_ORDERING_TYPE",
+          `The \`${name}\` does not support ordering on type "${dataTypeSql(t)}".`
+        )
       return resolved(t, true, [undefined])
     }
     case "first":
@@ -743,7 +751,8 @@ const registersToJSON = (hll: HLL.HyperLogLogPlusPlus, r: Uint8Array): unknown =
 
 const registersFromJSON = (hll: HLL.HyperLogLogPlusPlus, j: unknown): Uint8Array => {
   const o = j as { p: number; sparse?: ReadonlyArray<number>; dense?: string }
-  if (o === null || typeof o !== "object" || o.p !== hll.p) throw codecError(`HyperLogLog++ registers with p = ${hll.p}`, j)
+  if (o === null || typeof o !== "object" || o.p !== hll.p)
+    throw codecError(`HyperLogLog++ registers with p = ${hll.p}`, j)
   if (o.sparse !== undefined) {
     const r = hll.init()
     for (let i = 0; i < o.sparse.length; i += 2) r[o.sparse[i]] = o.sparse[i + 1]

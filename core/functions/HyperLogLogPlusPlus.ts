@@ -98,13 +98,7 @@ export const make = (relativeSD: number): HyperLogLogPlusPlus => {
   const idxShift = 32 - p // applied to the high half of the hash (p <= 25 < 32)
   const wPadding = 2 ** (p - 1) // lands in the low half
   const alphaM2 =
-    p === 4
-      ? 0.673 * m * m
-      : p === 5
-        ? 0.697 * m * m
-        : p === 6
-          ? 0.709 * m * m
-          : (0.7213 / (1.0 + 1.079 / m)) * m * m
+    p === 4 ? 0.673 * m * m : p === 5 ? 0.697 * m * m : p === 6 ? 0.709 * m * m : (0.7213 / (1.0 + 1.079 / m)) * m * m
   const threshold = p < 19 ? THRESHOLDS[p - 4] : -1
   const estimates = p < 19 ? RAW_ESTIMATE_DATA[p - 4] : []
   const biases = p < 19 ? BIAS_DATA[p - 4] : []

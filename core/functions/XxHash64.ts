@@ -152,7 +152,8 @@ const mergeRound = (hh: number, hl: number, vh: number, vl: number): void => {
   add(R[0], R[1], P4H, P4L)
 }
 
-const readInt = (b: Uint8Array, o: number): number => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0
+const readInt = (b: Uint8Array, o: number): number =>
+  (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0
 
 /** Spark's `XXH64.hashUnsafeBytes` of `bytes[0, length)`; the result is in R[0]/R[1]. */
 export const hashBytesInto = (bytes: Uint8Array, length: number, seedH: number, seedL: number): void => {

@@ -35,6 +35,7 @@ import { rowsToExternal } from "../../core/Row.ts"
 import { isStructSchema, structTypeOf } from "../../core/RowSchema.ts"
 import * as Analyzer from "../../core/Analyzer.ts"
 import * as QE from "../execution/QueryExecution.ts"
+import { DataStreamWriter } from "./DataStreamWriter.ts"
 import { GroupedData } from "./GroupedData.ts"
 import type {
   ColumnName,
@@ -50,7 +51,7 @@ import type {
   WithColumnRow
 } from "./RowTypes.ts"
 import * as State from "./SessionState.ts"
-import { showString } from "./ShowString.ts"
+import { showString } from "../../core/ShowString.ts"
 
 /** The row type a `map`/`flatMap` schema gives: its struct type, or `{ value }` for a single value. */
 export type MapRow<S extends Schema.Top> = S["Type"] extends Date | ReadonlyArray<unknown> | Uint8Array
@@ -473,6 +474,11 @@ export class DataFrame<R = Row> {
     return this
   }
 
+  /** The writer that starts this streaming DataFrame as a query (`writeStream.format(...).start()`). */
+  get writeStream(): DataStreamWriter<R> {
+    return new DataStreamWriter(this)
+  }
+
   // ---- actions --------------------------------------------------------------------------
 
   /** @internal runs the plan and returns internal rows with the schema. */
@@ -519,7 +525,9 @@ export class DataFrame<R = Row> {
     const width = truncate === true ? 20 : truncate === false ? 0 : truncate
     // Spark clamps a negative row count to 0 ("only showing top 0 rows").
     const numRows = Math.max(0, Math.trunc(n))
-    return Effect.map(this.limit(numRows + 1).execute(), ({ schema, rows }) => showString(schema, rows, numRows, width, vertical))
+    return Effect.map(this.limit(numRows + 1).execute(), ({ schema, rows }) =>
+      showString(schema, rows, numRows, width, vertical)
+    )
   }
 
   /** Prints the first `n` rows as Spark's ASCII table (through Effect's `Console`). */

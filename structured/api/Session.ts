@@ -29,6 +29,8 @@ import * as DuckDB from "../../state/DuckDB.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { DataFrame } from "./DataFrame.ts"
 import { DataFrameReader, type SchemaInput, toStructType } from "./DataFrameReader.ts"
+import { DataStreamReader } from "./DataStreamReader.ts"
+import * as Manager from "./StreamingQueryManager.ts"
 import type { Row } from "./RowTypes.ts"
 import * as State from "./SessionState.ts"
 
@@ -55,6 +57,10 @@ export interface SessionShape {
   readonly state: State.SessionState
   /** The reader for bounded data. */
   readonly read: DataFrameReader
+  /** The reader for streaming sources. */
+  readonly readStream: DataStreamReader
+  /** The session's streaming queries and listeners. */
+  readonly streams: Manager.StreamingQueryManager
   /** Spark's runtime conf. */
   readonly conf: RuntimeConfig
   /** A DataFrame of the given rows; `schema` types them (an Effect Schema) or names Spark types (DDL / StructType). */
@@ -214,6 +220,8 @@ export const makeShape = (state: State.SessionState): SessionShape => {
   return {
     state,
     read: new DataFrameReader(state),
+    readStream: new DataStreamReader(state),
+    streams: Manager.make(state),
     conf: confOf(),
     createDataFrame: createDataFrame as SessionShape["createDataFrame"],
     range,
@@ -232,10 +240,23 @@ export class Session extends Context.Service<Session, SessionShape>()("tributary
   static readonly layer = (options: SessionOptions = {}): Layer.Layer<Session> =>
     Layer.effect(
       Session,
-      Effect.sync(() => {
+      Effect.gen(function* () {
         const conf: Record<string, string> = {}
         for (const [k, v] of Object.entries(options.conf ?? {})) conf[k] = String(v)
-        return makeShape(State.make(conf))
+        const state = State.make(conf)
+        state.checkpointRoot = options.checkpointRoot
+        state.queries.scope = yield* Effect.scope
+        // Releasing the session stops its queries (their fibers live in this scope) and forgets them.
+        yield* Effect.addFinalizer(() =>
+          Effect.forEach([...state.queries.active.values()], (q) => q.stop(), { discard: true }).pipe(
+            Effect.andThen(
+              Effect.sync(() => {
+                state.queries.scope = undefined
+              })
+            )
+          )
+        )
+        return makeShape(state)
       })
     )
 }

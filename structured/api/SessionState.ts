@@ -10,12 +10,40 @@ import type * as T from "../../core/DataType.ts"
 import type { AttributeReference } from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import type { InternalRow } from "../../core/Row.ts"
+import type { Scope } from "effect"
+import type { MicroBatchSource, SessionTables } from "../../core/Streaming.ts"
+import type { StreamingQuery } from "./StreamingQuery.ts"
+import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
+
+/** The session's streaming queries (`spark.streams`). */
+export interface QueryRegistry {
+  readonly active: Map<string, StreamingQuery & { readonly checkpoint: string }>
+  readonly listeners: Array<StreamingQueryListener>
+  /** Queries that ended since the last `resetTerminated`, in order. */
+  readonly terminated: Array<StreamingQuery>
+  /** Resolved and replaced whenever a query ends (for `awaitAnyTermination`). */
+  anyTerminated: { resolve: () => void; promise: Promise<void> }
+  /** The session's scope: query fibers are forked into it, so releasing the session stops them. */
+  scope: Scope.Scope | undefined
+}
+
+const signal = (): { resolve: () => void; promise: Promise<void> } => {
+  let resolve: () => void = () => {}
+  const promise = new Promise<void>((r) => {
+    resolve = r
+  })
+  return { resolve, promise }
+}
+
+export const newSignal = signal
 
 /** A table kept in the session: rows appended (or replaced) by a memory sink. */
 export interface MemoryTable {
   readonly name: string
-  readonly schema: T.StructType
+  schema: T.StructType
   rows: Array<InternalRow>
+  /** Batch ids a memory sink already wrote here (a restart in the same session skips them). */
+  readonly seenBatches: Set<number>
 }
 
 /** Spark's defaults for the conf keys tributary reads. */
@@ -39,6 +67,13 @@ export interface SessionState {
   readonly catalog: Catalog
   /** The format name of relations that read a session table at execution time. */
   readonly tableFormat: string
+  /** In-process sources (`MemoryStream`) by their `sourceKey`. */
+  readonly memorySources: Map<string, MicroBatchSource>
+  /** The tables view memory sinks write through. */
+  readonly sessionTables: SessionTables
+  /** Where queries without `checkpointLocation` keep checkpoints. */
+  checkpointRoot: string | undefined
+  readonly queries: QueryRegistry
 }
 
 export const TABLE_FORMAT = "__tributary_table"
@@ -51,12 +86,37 @@ export const make = (conf: Readonly<Record<string, string>> = {}): SessionState 
   const catalog: Catalog = {
     lookupTable: (name) => tempViews.get(normalize(name))
   }
+  const sessionTables: SessionTables = {
+    write: (name, schema, rows, replace) => {
+      const key = normalize(name)
+      const existing = tables.get(key)
+      if (existing === undefined) {
+        tables.set(key, { name, schema, rows: rows.slice(), seenBatches: new Set() })
+        return
+      }
+      existing.schema = schema
+      if (replace) existing.rows = rows.slice()
+      else for (const r of rows) existing.rows.push(r)
+    },
+    seenBatches: (name) => {
+      const key = normalize(name)
+      const existing = tables.get(key)
+      if (existing !== undefined) return existing.seenBatches
+      const fresh: MemoryTable = { name, schema: { _tag: "struct", fields: [] }, rows: [], seenBatches: new Set() }
+      tables.set(key, fresh)
+      return fresh.seenBatches
+    }
+  }
   return {
     conf: new Map(Object.entries({ ...defaultConf, ...conf })),
     tempViews,
     tables,
     catalog,
-    tableFormat: TABLE_FORMAT
+    tableFormat: TABLE_FORMAT,
+    memorySources: new Map(),
+    sessionTables,
+    checkpointRoot: undefined,
+    queries: { active: new Map(), listeners: [], terminated: [], anyTerminated: signal(), scope: undefined }
   }
 }
 

@@ -11,10 +11,11 @@
  * Spark's order.
  *
  * The generator stays inside the part of SQL where Spark (ANSI off) and DuckDB agree:
- * no `/` (Spark's is always double division), no integer overflow (magnitudes are tracked and
- * kept below 1e9, where Spark would wrap and DuckDB would fail), doubles are multiples of 1/4
- * so sums are exact in any order, and results of `avg` are only passed through (never computed
- * on or compared), because the engines may round them differently in the last place.
+ * `/` is double division in both, a zero divisor gives null (`NULLIF` in the SQL); there is no
+ * integer overflow (magnitudes are tracked and kept below 1e9, where Spark would wrap and
+ * DuckDB would fail); doubles are multiples of 1/4 so sums are exact in any order; results of
+ * `avg` and `/` are only passed through (never computed on, filtered or grouped by), because
+ * the engines may round them differently in the last place.
  * Identifiers are quoted with `quoteIdentifier`; literal values reach DuckDB as `?` parameters
  * (in a chain of CTEs, so the parameters follow the text order).
  */
@@ -24,7 +25,7 @@ import * as fc from "fast-check"
 import type { Column } from "../../core/Column.ts"
 import * as T from "../../core/DataType.ts"
 import { rowsToInternal } from "../../core/Row.ts"
-import { type DataFrame, F, Session } from "../../mod.ts"
+import { type DataFrame, F, type Row, Session } from "../../mod.ts"
 import * as DuckDB from "../../state/DuckDB.ts"
 
 type Ty = "int" | "long" | "double" | "string" | "timestamp"
@@ -40,17 +41,25 @@ interface ColInfo {
 
 /** One expression, built for both engines at once. */
 interface Built {
-  readonly column: Column<any, any>
+  readonly column: Column<unknown, string>
   readonly sql: string
   readonly params: ReadonlyArray<unknown>
   readonly code: string
   readonly type: Ty
   readonly bound: number
+  /** False for `/` results: not computed on further (the engines may round differently). */
+  readonly exact?: boolean
 }
 
 type Gen = fc.GeneratorValue
 
-const SPARK_TYPE: Record<Ty, string> = { int: "int", long: "bigint", double: "double", string: "string", timestamp: "timestamp" }
+const SPARK_TYPE: Record<Ty, string> = {
+  int: "int",
+  long: "bigint",
+  double: "double",
+  string: "string",
+  timestamp: "timestamp"
+}
 const MAX_BOUND = 1e9
 const ALPHABET = ["a", "b", "c", "ab", "ba", ""]
 const T0 = Date.UTC(2024, 0, 1)
@@ -107,14 +116,19 @@ const colRef = (c: ColInfo): Built => ({
   bound: c.bound
 })
 
-const DUCK_CAST: Record<Ty, string> = { int: "INTEGER", long: "BIGINT", double: "DOUBLE", string: "VARCHAR", timestamp: "TIMESTAMP" }
-
 /** A literal of type `t`, as `lit` for tributary and `CAST(? AS …)` for DuckDB. */
 const literal = (t: Ty, value: number | string): Built => {
   switch (t) {
     case "int":
     case "long":
-      return { column: F.lit(value as number), sql: "CAST(? AS INTEGER)", params: [value], code: `F.lit(${value})`, type: "int", bound: Math.abs(value as number) }
+      return {
+        column: F.lit(value as number),
+        sql: "CAST(? AS INTEGER)",
+        params: [value],
+        code: `F.lit(${value})`,
+        type: "int",
+        bound: Math.abs(value as number)
+      }
     case "double":
       // `lit(2)` would be an int literal, so doubles are cast (Spark folds the cast).
       return {
@@ -126,7 +140,14 @@ const literal = (t: Ty, value: number | string): Built => {
         bound: Math.abs(value as number)
       }
     case "string":
-      return { column: F.lit(value as string), sql: "CAST(? AS VARCHAR)", params: [value], code: `F.lit(${JSON.stringify(value)})`, type: "string", bound: 0 }
+      return {
+        column: F.lit(value as string),
+        sql: "CAST(? AS VARCHAR)",
+        params: [value],
+        code: `F.lit(${JSON.stringify(value)})`,
+        type: "string",
+        bound: 0
+      }
     case "timestamp":
       return {
         column: F.lit(new Date(value as number)),
@@ -158,16 +179,31 @@ const randomLiteral = (g: Gen, t: Ty, bound: number): Built => {
   }
 }
 
-type ArithOp = "+" | "-" | "*"
-const arithType = (a: Ty, b: Ty): Ty => (a === "double" || b === "double" ? "double" : a === "long" || b === "long" ? "long" : "int")
+type ArithOp = "+" | "-" | "*" | "/" | "%"
+const arithType = (op: ArithOp, a: Ty, b: Ty): Ty =>
+  op === "/" || a === "double" || b === "double" ? "double" : a === "long" || b === "long" ? "long" : "int"
 
+const METHOD: Record<ArithOp, "plus" | "minus" | "multiply" | "divide" | "mod"> = {
+  "+": "plus",
+  "-": "minus",
+  "*": "multiply",
+  "/": "divide",
+  "%": "mod"
+}
+
+/**
+ * `l op r`. Spark's `/` is always double division, as DuckDB's is. Spark's `/` and `%` give
+ * null for a zero divisor (ANSI off); DuckDB gives null for `1 / 0` but NaN for `0 / 0` and for
+ * a double `% 0`, so the SQL divides by `NULLIF(r, 0)`.
+ */
 const arith = (op: ArithOp, l: Built, r: Built): Built => ({
-  column: op === "+" ? l.column.plus(r.column) : op === "-" ? l.column.minus(r.column) : l.column.multiply(r.column),
-  sql: `(${l.sql} ${op} ${r.sql})`,
+  column: l.column[METHOD[op]](r.column),
+  sql: op === "/" || op === "%" ? `(${l.sql} ${op} NULLIF(${r.sql}, 0))` : `(${l.sql} ${op} ${r.sql})`,
   params: [...l.params, ...r.params],
-  code: `${l.code}.${op === "+" ? "plus" : op === "-" ? "minus" : "multiply"}(${r.code})`,
-  type: arithType(l.type, r.type),
-  bound: op === "*" ? l.bound * r.bound : l.bound + r.bound
+  code: `${l.code}.${METHOD[op]}(${r.code})`,
+  type: arithType(op, l.type, r.type),
+  bound: op === "*" ? l.bound * r.bound : op === "/" ? l.bound * 4 : op === "%" ? l.bound : l.bound + r.bound,
+  exact: op !== "/"
 })
 
 /** A numeric leaf: an exact numeric column or a small literal. */
@@ -179,13 +215,13 @@ const numericLeaf = (g: Gen, cols: ReadonlyArray<ColInfo>): Built => {
   return colRef(pick(g, numeric))
 }
 
-/** Arithmetic over numeric leaves, at most two operators, never past MAX_BOUND. */
+/** Arithmetic over numeric leaves, at most two operators, never past MAX_BOUND; `/` only last. */
 const arithmetic = (g: Gen, cols: ReadonlyArray<ColInfo>): Built => {
   let e = numericLeaf(g, cols)
   const ops = int(g, 1, 2)
-  for (let n = 0; n < ops; n++) {
+  for (let n = 0; n < ops && e.exact !== false; n++) {
     const r = numericLeaf(g, cols)
-    const op = pick<ArithOp>(g, ["+", "-", "*"])
+    const op = pick<ArithOp>(g, ["+", "-", "*", "*", "/", "%"])
     const next = arith(op, e, r)
     if (next.bound <= MAX_BOUND) e = next
     else if (e.bound + r.bound <= MAX_BOUND) e = arith("+", e, r)
@@ -255,7 +291,7 @@ const predicate = (g: Gen, cols: ReadonlyArray<ColInfo>, samples: Samples, depth
 // ---- pipelines ------------------------------------------------------------------------------
 
 interface Stage {
-  readonly df: DataFrame<any>
+  readonly df: DataFrame<Row>
   readonly cols: ReadonlyArray<ColInfo>
   /** The CTEs so far (`q0 AS (...)`, …) and their parameters, in text order. */
   readonly ctes: ReadonlyArray<string>
@@ -275,7 +311,7 @@ const addCte = (s: Stage, select: string, params: ReadonlyArray<unknown>): Pick<
 const selectList = (items: ReadonlyArray<{ readonly sql: string; readonly name: string }>): string =>
   items.map((it) => (it.sql === q(it.name) ? it.sql : `${it.sql} AS ${q(it.name)}`)).join(", ")
 
-const start = (g: Gen, a: DataFrame<any>, b: DataFrame<any>, rowsA: number, rowsB: number): Stage => {
+const start = (g: Gen, a: DataFrame<Row>, b: DataFrame<Row>, rowsA: number, rowsB: number): Stage => {
   const base: Stage = {
     df: a,
     cols: COLS_A,
@@ -295,18 +331,38 @@ const start = (g: Gen, a: DataFrame<any>, b: DataFrame<any>, rowsA: number, rows
     const b2 = b.withColumnRenamed("bk", "k")
     const cols = [...COLS_A, ...COLS_B.slice(1)]
     const sql = `SELECT ${[...aCols, ...COLS_B.slice(1).map((c) => `r.${q(c.name)}`)].join(", ")} FROM ${q("a")} l ${sqlJoin} ${q("b")} r ON l.${q("k")} = r.${q("bk")}`
-    return { df: a.join(b2, "k", how), cols, ...addCte(base, sql, []), code: `a.join(b.withColumnRenamed("bk", "k"), "k", "${how}")`, maxRows }
+    return {
+      // JoinRow over untyped rows gives a union of Row shapes; the rows are still Rows
+      df: a.join(b2, "k", how) as unknown as DataFrame<Row>,
+      cols,
+      ...addCte(base, sql, []),
+      code: `a.join(b.withColumnRenamed("bk", "k"), "k", "${how}")`,
+      maxRows
+    }
   }
   const cols = [...COLS_A, ...COLS_B]
   const bCols = COLS_B.map((c) => `r.${q(c.name)}`)
   if (variant === 1) {
     const sql = `SELECT ${[...aCols, ...bCols].join(", ")} FROM ${q("a")} l ${sqlJoin} ${q("b")} r ON l.${q("k")} = r.${q("bk")}`
-    return { df: a.join(b, a.col("k").eq(b.col("bk")), how), cols, ...addCte(base, sql, []), code: `a.join(b, a.col("k").eq(b.col("bk")), "${how}")`, maxRows }
+    return {
+      df: a.join(b, a.col("k").eq(b.col("bk")), how),
+      cols,
+      ...addCte(base, sql, []),
+      code: `a.join(b, a.col("k").eq(b.col("bk")), "${how}")`,
+      maxRows
+    }
   }
   // an equi-join with an extra non-equi conjunct
   const sql = `SELECT ${[...aCols, ...bCols].join(", ")} FROM ${q("a")} l ${sqlJoin} ${q("b")} r ON l.${q("k")} = r.${q("bk")} AND l.${q("i")} < r.${q("x")}`
   return {
-    df: a.join(b, a.col("k").eq(b.col("bk")).and(a.col("i").lt(b.col("x"))), how),
+    df: a.join(
+      b,
+      a
+        .col("k")
+        .eq(b.col("bk"))
+        .and(a.col("i").lt(b.col("x"))),
+      how
+    ),
     cols,
     ...addCte(base, sql, []),
     code: `a.join(b, a.col("k").eq(b.col("bk")).and(a.col("i").lt(b.col("x"))), "${how}")`,
@@ -333,12 +389,15 @@ const selectStep = (g: Gen, s: Stage, fresh: () => string): Stage => {
       if (items.some((it) => it.name === c.name)) continue
       items.push({ built: colRef(c), name: c.name, exact: c.exact })
     } else {
-      items.push({ built: arithmetic(g, s.cols), name: fresh(), exact: true })
+      const e = arithmetic(g, s.cols)
+      items.push({ built: e, name: fresh(), exact: e.exact !== false })
     }
   }
   if (items.length === 0) items.push({ built: colRef(s.cols[0]), name: s.cols[0].name, exact: s.cols[0].exact })
   const columns = items.map((it) => (it.built.sql === q(it.name) ? it.built.column : it.built.column.as(it.name)))
-  const code = items.map((it) => (it.built.sql === q(it.name) ? `"${it.name}"` : `${it.built.code}.as("${it.name}")`)).join(", ")
+  const code = items
+    .map((it) => (it.built.sql === q(it.name) ? `"${it.name}"` : `${it.built.code}.as("${it.name}")`))
+    .join(", ")
   return {
     ...s,
     df: s.df.select(...columns),
@@ -355,8 +414,10 @@ const selectStep = (g: Gen, s: Stage, fresh: () => string): Stage => {
 const withColumnStep = (g: Gen, s: Stage, fresh: () => string): Stage => {
   const replace = chance(g, 40)
   const name = replace ? pick(g, s.cols).name : fresh()
-  const e = chance(g, 80) ? arithmetic(g, s.cols) : randomLiteral(g, pick(g, ["int", "double", "string", "timestamp"] as const), 10)
-  const info: ColInfo = { name, type: e.type, bound: e.bound, exact: true }
+  const e = chance(g, 80)
+    ? arithmetic(g, s.cols)
+    : randomLiteral(g, pick(g, ["int", "double", "string", "timestamp"] as const), 10)
+  const info: ColInfo = { name, type: e.type, bound: e.bound, exact: e.exact !== false }
   const cols = replace ? s.cols.map((c) => (c.name === name ? info : c)) : [...s.cols, info]
   const items = cols.map((c) => (c.name === name ? { sql: e.sql, name } : { sql: q(c.name), name: c.name }))
   return {
@@ -386,13 +447,12 @@ const groupByStep = (g: Gen, s: Stage, fresh: () => string): Stage => {
     if (fn === "count(*)" || candidates.length === 0) aggs.push({ fn: "count(*)", col: undefined, name: fresh() })
     else aggs.push({ fn, col: pick(g, candidates), name: fresh() })
   }
-  const aggColumn = (a: (typeof aggs)[number]): Column<any, any> => {
+  const aggColumn = (a: (typeof aggs)[number]): Column<unknown, string> => {
     const c = a.col?.name ?? "*"
     const col = a.fn === "count(*)" ? F.count("*") : a.fn === "count" ? F.count(c) : F[a.fn](c)
     return col.as(a.name)
   }
-  const aggSql = (a: (typeof aggs)[number]): string =>
-    a.fn === "count(*)" ? "count(*)" : `${a.fn}(${q(a.col!.name)})`
+  const aggSql = (a: (typeof aggs)[number]): string => (a.fn === "count(*)" ? "count(*)" : `${a.fn}(${q(a.col!.name)})`)
   const aggInfo = (a: (typeof aggs)[number]): ColInfo => {
     const c = a.col
     switch (a.fn) {
@@ -400,7 +460,12 @@ const groupByStep = (g: Gen, s: Stage, fresh: () => string): Stage => {
       case "count":
         return { name: a.name, type: "long", bound: s.maxRows, exact: true }
       case "sum":
-        return { name: a.name, type: c!.type === "double" ? "double" : "long", bound: c!.bound * s.maxRows, exact: true }
+        return {
+          name: a.name,
+          type: c!.type === "double" ? "double" : "long",
+          bound: c!.bound * s.maxRows,
+          exact: true
+        }
       case "avg":
         return { name: a.name, type: "double", bound: c!.bound, exact: false }
       case "min":
@@ -442,7 +507,7 @@ interface Ordering {
 interface Pipeline {
   readonly stage: Stage
   readonly ordering: Ordering | undefined
-  readonly df: DataFrame<any>
+  readonly df: DataFrame<Row>
   readonly sql: string
   readonly params: ReadonlyArray<unknown>
   readonly code: string
@@ -457,8 +522,8 @@ const DIRECTION_SQL: Record<Direction, string> = {
 
 const buildPipeline = (
   g: Gen,
-  a: DataFrame<any>,
-  b: DataFrame<any>,
+  a: DataFrame<Row>,
+  b: DataFrame<Row>,
   rowsA: number,
   rowsB: number,
   samples: Samples
@@ -466,7 +531,7 @@ const buildPipeline = (
   let counter = 0
   const fresh = () => `c${counter++}`
   let s = start(g, a, b, rowsA, rowsB)
-  const steps = int(g, 0, 4)
+  const steps = int(g, 0, 5)
   let groupBys = 0
   for (let j = 0; j < steps; j++) {
     const kind = int(g, 0, 9)
@@ -480,7 +545,14 @@ const buildPipeline = (
   }
   const last = prev(s)
   if (!chance(g, 40)) {
-    return { stage: s, ordering: undefined, df: s.df, sql: `WITH ${s.ctes.join(", ")} SELECT * FROM ${last}`, params: s.params, code: s.code }
+    return {
+      stage: s,
+      ordering: undefined,
+      df: s.df,
+      sql: `WITH ${s.ctes.join(", ")} SELECT * FROM ${last}`,
+      params: s.params,
+      code: s.code
+    }
   }
   const directions = s.cols.map(() => pick<Direction>(g, ["asc", "desc", "asc_nulls_last", "desc_nulls_first"]))
   const limit = chance(g, 40) ? int(g, 0, 8) : undefined
@@ -505,7 +577,7 @@ const normalize = (v: unknown): unknown => (v instanceof Date ? v.getTime() : v 
 const sameValue = (a: unknown, b: unknown): boolean => {
   if (a === null || b === null) return a === b
   if (typeof a === "number" && typeof b === "number") {
-    if (a === b) return true
+    if (a === b || (Number.isNaN(a) && Number.isNaN(b))) return true
     return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))
   }
   return a === b
@@ -538,7 +610,8 @@ const compareValues = (a: unknown, b: unknown, d: Direction): number => {
   if (a === null && b === null) return 0
   if (a === null) return nullsFirst ? -1 : 1
   if (b === null) return nullsFirst ? 1 : -1
-  const c = (a as number | string) < (b as number | string) ? -1 : (a as number | string) > (b as number | string) ? 1 : 0
+  const c =
+    (a as number | string) < (b as number | string) ? -1 : (a as number | string) > (b as number | string) ? 1 : 0
   return d === "asc" || d === "asc_nulls_last" ? c : -c
 }
 
@@ -554,14 +627,18 @@ const isOrdered = (rows: ReadonlyArray<ReadonlyArray<unknown>>, directions: Read
 }
 
 const show = (rows: ReadonlyArray<ReadonlyArray<unknown>>): string =>
-  rows.length === 0 ? "  (no rows)" : rows.map((r) => `  ${JSON.stringify(r)}`).join("\n")
+  rows.length === 0
+    ? "  (no rows)"
+    : rows
+        .map((r) => `  ${JSON.stringify(r, (_, v) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v))}`)
+        .join("\n")
 
 // ---- the property ---------------------------------------------------------------------------
 
 type RowA = { k: number | null; i: number | null; d: number | null; s: string | null; t: Date | null }
 type RowB = { bk: number | null; x: number | null; y: string | null }
 
-const check = (rowsA: ReadonlyArray<RowA>, rowsB: ReadonlyArray<RowB>, g: Gen) =>
+const check = (c: DuckDB.Connection, rowsA: ReadonlyArray<RowA>, rowsB: ReadonlyArray<RowB>, g: Gen) =>
   Effect.gen(function* () {
     const spark = yield* Session
     const schemaA = T.parseDDL(DDL_A)!
@@ -569,21 +646,28 @@ const check = (rowsA: ReadonlyArray<RowA>, rowsB: ReadonlyArray<RowB>, g: Gen) =
     const a = spark.createDataFrame(rowsA, DDL_A)
     const b = spark.createDataFrame(rowsB, DDL_B)
     const samples = new Map<string, ReadonlyArray<unknown>>()
-    for (const c of COLS_A) samples.set(c.name, rowsA.map((r) => normalize(r[c.name as keyof RowA])))
-    for (const c of COLS_B) samples.set(c.name, rowsB.map((r) => normalize(r[c.name as keyof RowB])))
+    for (const c of COLS_A)
+      samples.set(
+        c.name,
+        rowsA.map((r) => normalize(r[c.name as keyof RowA]))
+      )
+    for (const c of COLS_B)
+      samples.set(
+        c.name,
+        rowsB.map((r) => normalize(r[c.name as keyof RowB]))
+      )
     const p = buildPipeline(g, a, b, rowsA.length, rowsB.length, samples)
     const context = () =>
       `pipeline:\n${p.code}\nSQL: ${p.sql}\nparams: ${JSON.stringify(p.params, (_, v) => (typeof v === "bigint" ? String(v) : v))}\n` +
       `a (${DDL_A}):\n${show(rowsA.map((r) => [r.k, r.i, r.d, r.s, r.t?.toISOString() ?? null]))}\n` +
       `b (${DDL_B}):\n${show(rowsB.map((r) => [r.bk, r.x, r.y]))}`
 
-    const expected = yield* DuckDB.withMemory((c) =>
-      Effect.gen(function* () {
-        yield* DuckDB.createTable(c, "a", schemaA, rowsToInternal(schemaA, rowsA))
-        yield* DuckDB.createTable(c, "b", schemaB, rowsToInternal(schemaB, rowsB))
-        return yield* c.query(p.sql, p.params)
-      })
-    ).pipe(Effect.orDie)
+    // `createTable` replaces the tables of the previous run
+    const expected = yield* Effect.gen(function* () {
+      yield* DuckDB.createTable(c, "a", schemaA, rowsToInternal(schemaA, rowsA))
+      yield* DuckDB.createTable(c, "b", schemaB, rowsToInternal(schemaB, rowsB))
+      return yield* c.query(p.sql, p.params)
+    }).pipe(Effect.orDie)
 
     const names = p.stage.cols.map((c) => c.name)
     const exit = yield* Effect.exit(p.df.collect())
@@ -591,10 +675,15 @@ const check = (rowsA: ReadonlyArray<RowA>, rowsB: ReadonlyArray<RowB>, g: Gen) =
       return yield* Effect.die(new Error(`tributary failed: ${String(exit.cause)}\n${context()}`))
     }
     const fail = (what: string, actual: ReadonlyArray<ReadonlyArray<unknown>>) =>
-      Effect.die(new Error(`${what}\n${context()}\nDuckDB (expected):\n${show(expected.rows)}\ntributary:\n${show(actual)}`))
+      Effect.die(
+        new Error(`${what}\n${context()}\nDuckDB (expected):\n${show(expected.rows)}\ntributary:\n${show(actual)}`)
+      )
 
     if (JSON.stringify(p.df.columns) !== JSON.stringify(names)) {
-      return yield* fail(`columns differ: tributary ${JSON.stringify(p.df.columns)}, expected ${JSON.stringify(names)}`, [])
+      return yield* fail(
+        `columns differ: tributary ${JSON.stringify(p.df.columns)}, expected ${JSON.stringify(names)}`,
+        []
+      )
     }
     const types = p.df.dtypes.map(([, t]) => t)
     const expectedTypes = p.stage.cols.map((c) => SPARK_TYPE[c.type])
@@ -614,14 +703,21 @@ const check = (rowsA: ReadonlyArray<RowA>, rowsB: ReadonlyArray<RowB>, g: Gen) =
 
 describe("batch engine vs DuckDB", () => {
   it("random pipelines over random tables give DuckDB's rows", { timeout: 120_000 }, async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(rowA, { maxLength: MAX_ROWS_A, size: "max" }),
-        fc.array(rowB, { maxLength: MAX_ROWS_B, size: "max" }),
-        fc.gen(),
-        (rowsA, rowsB, g) => Effect.runPromise(check(rowsA, rowsB, g).pipe(Effect.provide(Session.layer())))
-      ),
-      { numRuns: 200 }
+    // one in-memory DuckDB database for all runs
+    await Effect.runPromise(
+      DuckDB.withMemory((c) =>
+        Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(
+              fc.array(rowA, { maxLength: MAX_ROWS_A, size: "max" }),
+              fc.array(rowB, { maxLength: MAX_ROWS_B, size: "max" }),
+              fc.gen(),
+              (rowsA, rowsB, g) => Effect.runPromise(check(c, rowsA, rowsB, g).pipe(Effect.provide(Session.layer())))
+            ),
+            { numRuns: 200 }
+          )
+        )
+      )
     )
   })
 })

@@ -89,6 +89,7 @@ describe("paths", () => {
     expect(await names([p("globs/x1.txt"), p("globs/y1.txt")])).toEqual(["globs/x1.txt", "globs/y1.txt"])
     expect(await names([`file:${p("globs/x2.txt")}`])).toEqual(["globs/x2.txt"])
     expect(await names([path.relative(process.cwd(), p("globs/x2.txt"))])).toEqual(["globs/x2.txt"])
+    expect(await names([], { path: p("globs/y1.txt") })).toEqual(["globs/y1.txt"])
   })
 
   it("fails with PATH_NOT_FOUND for a missing path and for a glob that matches nothing", async () => {

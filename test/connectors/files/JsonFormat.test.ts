@@ -34,7 +34,8 @@ beforeAll(async () => {
     "sep.json": '{"a": 1}|{"a": 2}|',
     "allbad.json": "not json\nalso not\n",
     "zipped.json.gz": gzipSync('{"a": 1}\n{"a": 2}\n'),
-    "broken.json.gz": "not gzip"
+    "broken.json.gz": "not gzip",
+    "maps.json": '{"m": {"k": 1, "j": null}, "b": "AQI="}\n{"m": {"k": "x"}, "b": "***"}\n'
   })
 })
 
@@ -255,6 +256,21 @@ describe("json with a user schema", () => {
     expect(rows).toEqual([
       [[1, null], [1, 2], '{"s": {"x": 1, "y": "bad"}, "arr": [1, 2]}'],
       [[2, 3], null, '{"s": {"x": 2, "y": 3}, "arr": [1, "x"]}']
+    ])
+  })
+
+  it("reads objects as maps and base64 strings as binary; a bad value fails the whole map", async () => {
+    const schema = T.struct([T.field("m", T.map(T.StringType, T.LongType)), T.field("b", T.BinaryType)])
+    const { rows } = await load(JsonFormat, [p("maps.json")], {}, schema)
+    expect(rows).toEqual([
+      [
+        new Map<string, number | null>([
+          ["k", 1],
+          ["j", null]
+        ]),
+        new Uint8Array([1, 2])
+      ],
+      [null, null]
     ])
   })
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { ioError } from "../../../connectors/files/FileListing.ts"
-import { duckLiteralPath, readFailure, splitLines } from "../../../connectors/files/TextFiles.ts"
+import { duckLiteralPath, readFailure } from "../../../connectors/files/ParquetFormat.ts"
+import { splitLines } from "../../../connectors/files/TextFiles.ts"
 
 describe("splitLines (Hadoop's LineRecordReader)", () => {
   it("ends records at \\n, \\r\\n and \\r; a final separator adds no record", () => {
@@ -19,17 +20,12 @@ describe("splitLines (Hadoop's LineRecordReader)", () => {
 describe("errors naming the file", () => {
   it("classifies DuckDB read failures: I/O and permissions are external, bad data is the user's", () => {
     const denied = readFailure(
-      "json",
-      "/d/x.json",
-      new Error('IO Error: Cannot open file "/d/x.json": Permission denied')
+      "/d/x.parquet",
+      new Error('IO Error: Cannot open file "/d/x.parquet": Permission denied')
     )
     expect(denied.domain).toBe("external")
-    expect(denied.message).toContain("file:/d/x.json")
-    const corrupt = readFailure(
-      "parquet",
-      "/d/x.parquet",
-      new Error("Invalid Input Error: too small to be a Parquet file")
-    )
+    expect(denied.message).toContain("file:/d/x.parquet")
+    const corrupt = readFailure("/d/x.parquet", new Error("Invalid Input Error: too small to be a Parquet file"))
     expect(corrupt.domain).toBe("user")
     expect(corrupt.retryable).toBe(false)
   })

@@ -104,7 +104,10 @@ describe("resolveAggregate", () => {
       castArgsTo: [undefined]
     })
     expect(resolveAggregate("sum", [T.LongType], false, {})).toMatchObject({ resultType: T.LongType })
-    expect(resolveAggregate("sum", [T.DoubleType], false, {})).toMatchObject({ resultType: T.DoubleType, castArgsTo: [undefined] })
+    expect(resolveAggregate("sum", [T.DoubleType], false, {})).toMatchObject({
+      resultType: T.DoubleType,
+      castArgsTo: [undefined]
+    })
     for (const t of [T.IntegerType, T.LongType, T.DoubleType])
       expect(resolveAggregate("avg", [t], true, {})).toMatchObject({ resultType: T.DoubleType, nullable: true })
   })
@@ -154,7 +157,12 @@ describe("resolveAggregate", () => {
   it("types min and max as their input and rejects unorderable types", () => {
     const st = T.struct([T.field("col1", T.IntegerType), T.field("col2", T.StringType)])
     for (const t of [T.StringType, T.BinaryType, T.array(T.IntegerType), st, T.NullType, T.TimestampType])
-      expect(resolveAggregate("max", [t], false, {})).toEqual({ _tag: "Resolved", resultType: t, nullable: true, castArgsTo: [undefined] })
+      expect(resolveAggregate("max", [t], false, {})).toEqual({
+        _tag: "Resolved",
+        resultType: t,
+        nullable: true,
+        castArgsTo: [undefined]
+      })
     // Spark: SELECT min(m) FROM VALUES (map(1,2)) AS t(m)
     const m = attribute("m", T.map(T.IntegerType, T.IntegerType))
     expect(resolveAggregate("min", [m.dataType], false, {}, [m])).toEqual({
@@ -204,7 +212,7 @@ describe("resolveAggregate", () => {
       expect(resolveAggregate("collect_set", [t], false, {}, [a])).toEqual({
         _tag: "Invalid",
         message:
-          "[DATATYPE_MISMATCH.UNSUPPORTED_INPUT_TYPE] Cannot resolve \"collect_set(a)\" due to data type mismatch: The input of `collect_set` can't be \"MAP\" or \"COLLATED STRING\" type data."
+          '[DATATYPE_MISMATCH.UNSUPPORTED_INPUT_TYPE] Cannot resolve "collect_set(a)" due to data type mismatch: The input of `collect_set` can\'t be "MAP" or "COLLATED STRING" type data.'
       })
     }
   })
@@ -228,7 +236,9 @@ describe("resolveAggregate", () => {
   it("checks the number of arguments", () => {
     expect(resolveAggregate("sum", [T.IntegerType, T.IntegerType], false, {})).toMatchObject({
       _tag: "Invalid",
-      message: expect.stringContaining("[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `sum` requires 1 parameters but the actual number is 2.")
+      message: expect.stringContaining(
+        "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `sum` requires 1 parameters but the actual number is 2."
+      )
     })
   })
 
@@ -350,8 +360,18 @@ describe("aggregates over rows (Spark 4.0.0 results)", () => {
     const st = T.struct([T.field("col1", T.IntegerType), T.field("col2", T.StringType)])
     expect(over("min", ints, [[1, 2], [1]])).toEqual([1])
     expect(over("max", ints, [[1, 2], [1]])).toEqual([1, 2])
-    expect(over("min", st, [[1, "a"], [1, null]])).toEqual([1, null])
-    expect(over("max", st, [[1, "a"], [1, null]])).toEqual([1, "a"])
+    expect(
+      over("min", st, [
+        [1, "a"],
+        [1, null]
+      ])
+    ).toEqual([1, null])
+    expect(
+      over("max", st, [
+        [1, "a"],
+        [1, null]
+      ])
+    ).toEqual([1, "a"])
     // Spark: SELECT min(a), max(a) FROM VALUES (array(1, NULL)), (array(1, 2)), (array(NULL)) -> [[null], [1, 2]]
     expect(over("min", ints, [[1, null], [1, 2], [null]])).toEqual([null])
     expect(over("max", ints, [[1, null], [1, 2], [null]])).toEqual([1, 2])
@@ -380,7 +400,9 @@ describe("aggregates over rows (Spark 4.0.0 results)", () => {
     // Spark: SELECT collect_set(a) FROM VALUES (array(1,2)), (array(1,2)), (array(2)), (NULL) -> [[2], [1, 2]]
     expect(over("collect_set", T.array(T.IntegerType), [[1, 2], [1, 2], [2], null])).toEqual([[1, 2], [2]])
     // Spark: SELECT collect_list(m) FROM VALUES (map(1,2)), (NULL) -> [Map(1 -> 2)]
-    expect(over("collect_list", T.map(T.IntegerType, T.IntegerType), [new Map([[1, 2]]), null])).toEqual([new Map([[1, 2]])])
+    expect(over("collect_list", T.map(T.IntegerType, T.IntegerType), [new Map([[1, 2]]), null])).toEqual([
+      new Map([[1, 2]])
+    ])
   })
 
   it("keeps every NaN in collect_set of doubles and collapses 0.0 with -0.0, as Spark", () => {
@@ -394,7 +416,10 @@ describe("aggregates over rows (Spark 4.0.0 results)", () => {
     expect(Object.is(b[0], -0)).toBe(true)
     // Spark: SELECT collect_set(DISTINCT x), count(DISTINCT x) FROM VALUES (NaN), (NaN) -> [[NaN, NaN],1]
     // (EliminateDistinct drops DISTINCT from collect_set; count's DISTINCT groups NaNs.)
-    expect(over("collect_set", T.DoubleType, [Number.NaN, Number.NaN], { distinct: true })).toEqual([Number.NaN, Number.NaN])
+    expect(over("collect_set", T.DoubleType, [Number.NaN, Number.NaN], { distinct: true })).toEqual([
+      Number.NaN,
+      Number.NaN
+    ])
     expect(over("count", T.DoubleType, [Number.NaN, Number.NaN], { distinct: true })).toBe(1)
   })
 
@@ -402,12 +427,9 @@ describe("aggregates over rows (Spark 4.0.0 results)", () => {
     // Spark: SELECT count(DISTINCT x), sum(DISTINCT x), avg(DISTINCT x), collect_list(DISTINCT x)
     //        FROM VALUES (1), (1), (2), (NULL) -> [2,3,1.5,[1, 2]]
     const xs = [1, 1, 2, null]
-    expect((["count", "sum", "avg", "collect_list"] as const).map((n) => over(n, T.IntegerType, xs, { distinct: true }))).toEqual([
-      2,
-      3,
-      1.5,
-      [1, 2]
-    ])
+    expect(
+      (["count", "sum", "avg", "collect_list"] as const).map((n) => over(n, T.IntegerType, xs, { distinct: true }))
+    ).toEqual([2, 3, 1.5, [1, 2]])
     // Spark: SELECT count(DISTINCT x), sum(DISTINCT x), avg(DISTINCT x) FROM VALUES (0.0D), (-0.0D), (NaN), (NaN), (1.0D) -> [3,NaN,NaN]
     const ds = [0, -0, Number.NaN, Number.NaN, 1]
     expect((["count", "sum", "avg"] as const).map((n) => over(n, T.DoubleType, ds, { distinct: true }))).toEqual([
@@ -494,19 +516,34 @@ const bytes = fc.uint8Array({ maxLength: 4 })
 const structType = T.struct([T.field("i", T.IntegerType), T.field("s", T.StringType)])
 const structValue = fc.tuple(withNulls(fc.integer({ min: -3, max: 3 })), withNulls(word))
 const mapType = T.map(T.StringType, T.DoubleType)
-const mapValue = fc
-  .array(fc.tuple(word, withNulls(specialDouble)), { maxLength: 3 })
-  .map((entries) => new Map(entries))
+const mapValue = fc.array(fc.tuple(word, withNulls(specialDouble)), { maxLength: 3 }).map((entries) => new Map(entries))
 
 const CASES: ReadonlyArray<Case> = [
   { label: "count", name: "count", type: T.StringType, value: word },
   { label: "count DISTINCT", name: "count", type: T.DoubleType, options: { distinct: true }, value: specialDouble },
   { label: "sum of ints", name: "sum", type: T.IntegerType, value: fc.integer() },
-  { label: "sum of longs that overflow", name: "sum", type: T.LongType, value: fc.constantFrom(2 ** 62, -(2 ** 62), 2 ** 53, 1, -7) },
+  {
+    label: "sum of longs that overflow",
+    name: "sum",
+    type: T.LongType,
+    value: fc.constantFrom(2 ** 62, -(2 ** 62), 2 ** 53, 1, -7)
+  },
   { label: "sum of doubles", name: "sum", type: T.DoubleType, value: smallDouble },
-  { label: "sum DISTINCT", name: "sum", type: T.IntegerType, options: { distinct: true }, value: fc.integer({ min: -5, max: 5 }) },
+  {
+    label: "sum DISTINCT",
+    name: "sum",
+    type: T.IntegerType,
+    options: { distinct: true },
+    value: fc.integer({ min: -5, max: 5 })
+  },
   { label: "avg", name: "avg", type: T.DoubleType, value: smallDouble },
-  { label: "avg DISTINCT", name: "avg", type: T.LongType, options: { distinct: true }, value: fc.integer({ min: -5, max: 5 }) },
+  {
+    label: "avg DISTINCT",
+    name: "avg",
+    type: T.LongType,
+    options: { distinct: true },
+    value: fc.integer({ min: -5, max: 5 })
+  },
   { label: "min of doubles", name: "min", type: T.DoubleType, value: specialDouble },
   { label: "max of doubles", name: "max", type: T.DoubleType, value: specialDouble },
   { label: "max of strings", name: "max", type: T.StringType, value: word },
@@ -514,13 +551,30 @@ const CASES: ReadonlyArray<Case> = [
   { label: "first", name: "first", type: T.DoubleType, value: specialDouble },
   { label: "first ignoring nulls", name: "first", type: T.StringType, options: { ignoreNulls: true }, value: word },
   { label: "last", name: "last", type: T.BinaryType, value: bytes },
-  { label: "last ignoring nulls", name: "last", type: T.DoubleType, options: { ignoreNulls: true }, value: specialDouble },
+  {
+    label: "last ignoring nulls",
+    name: "last",
+    type: T.DoubleType,
+    options: { ignoreNulls: true },
+    value: specialDouble
+  },
   { label: "collect_list of maps", name: "collect_list", type: mapType, value: mapValue },
-  { label: "collect_list DISTINCT", name: "collect_list", type: T.DoubleType, options: { distinct: true }, value: specialDouble },
+  {
+    label: "collect_list DISTINCT",
+    name: "collect_list",
+    type: T.DoubleType,
+    options: { distinct: true },
+    value: specialDouble
+  },
   { label: "collect_set of doubles", name: "collect_set", type: T.DoubleType, value: specialDouble },
   { label: "collect_set of structs", name: "collect_set", type: structType, value: structValue },
   { label: "collect_set of binary", name: "collect_set", type: T.BinaryType, value: bytes },
-  { label: "approx_count_distinct", name: "approx_count_distinct", type: T.LongType, value: fc.integer({ min: 0, max: 5000 }) },
+  {
+    label: "approx_count_distinct",
+    name: "approx_count_distinct",
+    type: T.LongType,
+    value: fc.integer({ min: 0, max: 5000 })
+  },
   {
     label: "approx_count_distinct of strings, rsd 0.3",
     name: "approx_count_distinct",
@@ -532,14 +586,14 @@ const CASES: ReadonlyArray<Case> = [
 
 /** Values and cut points that split them into consecutive chunks. */
 const splitValues = (value: fc.Arbitrary<unknown>) =>
-  fc
-    .array(withNulls(value), { maxLength: 60 })
-    .chain((values) =>
-      fc.tuple(
-        fc.constant(values),
-        fc.uniqueArray(fc.integer({ min: 0, max: values.length }), { maxLength: 4 }).map((cuts) => [...cuts].sort((a, b) => a - b))
-      )
+  fc.array(withNulls(value), { maxLength: 60 }).chain((values) =>
+    fc.tuple(
+      fc.constant(values),
+      fc
+        .uniqueArray(fc.integer({ min: 0, max: values.length }), { maxLength: 4 })
+        .map((cuts) => [...cuts].sort((a, b) => a - b))
     )
+  )
 
 const chunks = <A>(values: ReadonlyArray<A>, cuts: ReadonlyArray<number>): Array<Array<A>> => {
   const out: Array<Array<A>> = []
@@ -614,14 +668,11 @@ describe("toJSON / fromJSON", () => {
       const sum = agg("sum", [T.DoubleType])
       expect(sum.evaluate(roundTrip(sum, feed(sum, col([1, v]))))).toEqual(1 + v)
     }
-    expect([Number.NaN, Infinity, -Infinity, -0, 0, 1.5].map((v) => decodeNumber(JSON.parse(JSON.stringify(encodeNumber(v)))))).toEqual([
-      Number.NaN,
-      Infinity,
-      -Infinity,
-      -0,
-      0,
-      1.5
-    ])
+    expect(
+      [Number.NaN, Infinity, -Infinity, -0, 0, 1.5].map((v) =>
+        decodeNumber(JSON.parse(JSON.stringify(encodeNumber(v))))
+      )
+    ).toEqual([Number.NaN, Infinity, -Infinity, -0, 0, 1.5])
   })
 
   it("keeps a wrapped 64-bit sum exact", () => {

@@ -26,7 +26,12 @@ const COLUMNS: ReadonlyArray<readonly [number, T.DataType, (i: number) => unknow
   [0.05, T.TimestampType, (i) => i * 1000, "timestamp_millis(id * 1000)"],
   [0.05, T.DateType, (i) => i, "date_from_unix_date(CAST(id AS INT))"],
   [0.05, T.array(T.LongType), (i) => [i, i + 1], "array(id, id + 1)"],
-  [0.05, T.struct([T.field("id", T.LongType), T.field("col2", T.StringType)]), (i) => [i, String(i)], "struct(id, CAST(id AS STRING))"],
+  [
+    0.05,
+    T.struct([T.field("id", T.LongType), T.field("col2", T.StringType)]),
+    (i) => [i, String(i)],
+    "struct(id, CAST(id AS STRING))"
+  ],
   [0.05, T.BooleanType, (i) => i % 2 === 0, "id % 2 = 0"],
   [0.05, T.BinaryType, (i) => utf8.encode(String(i)), "CAST(CAST(id AS STRING) AS BINARY)"]
 ]
@@ -48,7 +53,10 @@ const SPARK: ReadonlyArray<ReadonlyArray<number>> = [
   [20000, 19522, 19867, 18211, 24816, 20025, 18595, 18604, 18487, 20077, 18660, 18595, 19617, 19190, 2, 18604],
   [50000, 50113, 49813, 54380, 59583, 49972, 45888, 49876, 49115, 50231, 48499, 45888, 47317, 46852, 2, 49876],
   [100000, 95546, 100425, 102065, 78139, 100104, 94954, 97299, 93425, 99374, 99205, 94954, 106104, 100938, 2, 97299],
-  [1000000, 925738, 996123, 1001406, 973237, 999467, 943039, 999692, 1014126, 993081, 1015102, 943039, 968223, 1056997, 2, 999692],
+  [
+    1000000, 925738, 996123, 1001406, 973237, 999467, 943039, 999692, 1014126, 993081, 1015102, 943039, 968223, 1056997,
+    2, 999692
+  ]
 ]
 
 const estimate = (rsd: number, t: T.DataType, value: (i: number) => unknown, n: number): number => {

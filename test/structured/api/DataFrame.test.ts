@@ -12,6 +12,8 @@ import * as T from "../../../core/DataType.ts"
 import * as E from "../../../core/Expression.ts"
 import * as Plan from "../../../core/LogicalPlan.ts"
 import { AnalysisError, DataFrame, F, Session } from "../../../mod.ts"
+// MemoryStream is not exported from mod.ts yet
+import { MemoryStream } from "../../../structured/api/MemoryStream.ts"
 
 const run = <A, Err>(self: Effect.Effect<A, Err, Session>) => self.pipe(Effect.provide(Session.layer()))
 
@@ -73,7 +75,8 @@ describe("select", () => {
           { city: "paris", name: "dee" }
         ])
       })
-    ))
+    )
+  )
 
   it.effect("`*` expands to every column, and can be mixed with expressions", () =>
     run(
@@ -86,7 +89,8 @@ describe("select", () => {
         assert.deepStrictEqual(more.columns, ["name", "age", "city", "twice"])
         expect((yield* more.collect()).map((r) => r.twice)).toEqual([62, 34, 90, null])
       })
-    ))
+    )
+  )
 
   it.effect("names unaliased expressions as Spark does", () =>
     run(
@@ -107,11 +111,35 @@ describe("select", () => {
           "((age > 20) AND (city IS NOT NULL))"
         ])
         expect(yield* df.collect()).toEqual([
-          { "(age + 1)": 32, "CAST(age AS STRING)": "31", "(age IS NULL)": false, "(name = bob)": false, "((age > 20) AND (city IS NOT NULL))": true },
-          { "(age + 1)": 18, "CAST(age AS STRING)": "17", "(age IS NULL)": false, "(name = bob)": true, "((age > 20) AND (city IS NOT NULL))": false },
-          { "(age + 1)": 46, "CAST(age AS STRING)": "45", "(age IS NULL)": false, "(name = bob)": false, "((age > 20) AND (city IS NOT NULL))": true },
+          {
+            "(age + 1)": 32,
+            "CAST(age AS STRING)": "31",
+            "(age IS NULL)": false,
+            "(name = bob)": false,
+            "((age > 20) AND (city IS NOT NULL))": true
+          },
+          {
+            "(age + 1)": 18,
+            "CAST(age AS STRING)": "17",
+            "(age IS NULL)": false,
+            "(name = bob)": true,
+            "((age > 20) AND (city IS NOT NULL))": false
+          },
+          {
+            "(age + 1)": 46,
+            "CAST(age AS STRING)": "45",
+            "(age IS NULL)": false,
+            "(name = bob)": false,
+            "((age > 20) AND (city IS NOT NULL))": true
+          },
           // Spark's three-valued AND: null AND true is null
-          { "(age + 1)": null, "CAST(age AS STRING)": null, "(age IS NULL)": true, "(name = bob)": false, "((age > 20) AND (city IS NOT NULL))": null }
+          {
+            "(age + 1)": null,
+            "CAST(age AS STRING)": null,
+            "(age IS NULL)": true,
+            "(name = bob)": false,
+            "((age > 20) AND (city IS NOT NULL))": null
+          }
         ])
         const agg = p.agg(F.sum("age"), F.max("name"), F.count("*"), F.count("age"), F.avg("age"))
         assert.deepStrictEqual(agg.columns, ["sum(age)", "max(name)", "count(1)", "count(age)", "avg(age)"])
@@ -119,7 +147,54 @@ describe("select", () => {
           { "sum(age)": 93, "max(name)": "dee", "count(1)": 4, "count(age)": 3, "avg(age)": 31 }
         ])
       })
-    ))
+    )
+  )
+
+  it.effect("computes arithmetic as Spark does with ANSI off", () =>
+    run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const df = spark
+          .createDataFrame(
+            [{ a: 2147483647, b: 0, c: 7, s: "12x", n: "42" }],
+            "a int, b int, c int, s string, n string"
+          )
+          .select(
+            F.col("a").plus(1),
+            F.col("c").divide(2),
+            F.col("c").divide(F.col("b")),
+            F.col("c").mod(F.col("b")),
+            F.col("c").negate().mod(3),
+            F.col("s").cast("int"),
+            F.col("n").cast("int").plus(1)
+          )
+        assert.deepStrictEqual(df.columns, [
+          "(a + 1)",
+          "(c / 2)",
+          "(c / b)",
+          "(c % b)",
+          "((- c) % 3)",
+          "CAST(s AS INT)",
+          "(CAST(n AS INT) + 1)"
+        ])
+        assert.deepStrictEqual(
+          df.dtypes.map(([, t]) => t),
+          ["int", "double", "double", "int", "int", "int", "int"]
+        )
+        expect(yield* df.collect()).toEqual([
+          {
+            "(a + 1)": -2147483648, // int overflow wraps as in Java
+            "(c / 2)": 3.5, // `/` is double division
+            "(c / b)": null, // division by zero is null
+            "(c % b)": null,
+            "((- c) % 3)": -1, // the sign of the dividend, as Java's %
+            "CAST(s AS INT)": null, // an invalid cast is null
+            "(CAST(n AS INT) + 1)": 43
+          }
+        ])
+      })
+    )
+  )
 
   it.effect("aliases with as/alias/name", () =>
     run(
@@ -128,23 +203,37 @@ describe("select", () => {
         assert.deepStrictEqual(df.columns, ["who", "years", "one"])
         expect((yield* df.collect())[0]).toEqual({ who: "ann", years: 31, one: 1 })
       })
-    ))
+    )
+  )
 
-  it.effect("resolves column names case-insensitively, keeping the column's own name", () =>
+  it.effect("resolves column names case-insensitively, named as the user spelled them", () =>
     run(
       Effect.gen(function* () {
+        // Spark's AttributeSeq.resolve returns `a.withName(name)`: the reference takes the
+        // spelling of the name that resolved it
         const df = (yield* people).select(F.col("NAME"), F.col("Age").plus(0).as("a"))
-        assert.deepStrictEqual(df.columns, ["name", "a"])
+        assert.deepStrictEqual(df.columns, ["NAME", "a"])
         expect(yield* df.collect()).toEqual([
-          { name: "ann", a: 31 },
-          { name: "bob", a: 17 },
-          { name: "cid", a: 45 },
-          { name: "dee", a: null }
+          { NAME: "ann", a: 31 },
+          { NAME: "bob", a: 17 },
+          { NAME: "cid", a: 45 },
+          { NAME: "dee", a: null }
         ])
+        const grouped = (yield* people).groupBy(F.col("CITY")).count()
+        assert.deepStrictEqual(grouped.columns, ["CITY", "count"])
+        // with spark.sql.caseSensitive=true the name no longer resolves
+        const strict = yield* Effect.flip(
+          Effect.gen(function* () {
+            const spark = yield* Session
+            return yield* spark.createDataFrame(peopleRows, Person).select(F.col("NAME")).collect()
+          }).pipe(Effect.provide(Session.layer({ conf: { "spark.sql.caseSensitive": true } })))
+        )
+        assert.strictEqual((strict as AnalysisError).reason, "UnresolvedColumn")
         const filtered = (yield* people).where(F.col("CITY").eq("rome"))
         expect(yield* filtered.collect()).toEqual([{ name: "cid", age: 45, city: "rome" }])
       })
-    ))
+    )
+  )
 
   it.effect("an unresolved column fails the action with an AnalysisError and did-you-mean suggestions", () =>
     run(
@@ -166,7 +255,8 @@ describe("select", () => {
         assert.strictEqual((counted as AnalysisError).reason, "UnresolvedColumn")
         assert.strictEqual((counted as AnalysisError).suggestions?.[0], "age")
       })
-    ))
+    )
+  )
 })
 
 describe("where / filter", () => {
@@ -178,17 +268,22 @@ describe("where / filter", () => {
           { name: "ann", age: 31, city: "paris" },
           { name: "cid", age: 45, city: "rome" }
         ])
-        expect(yield* p.filter(F.col("city").eq("paris").or(F.col("age").lt(20))).select("name").collect()).toEqual([
-          { name: "ann" },
-          { name: "bob" },
-          { name: "dee" }
-        ])
+        expect(
+          yield* p
+            .filter(F.col("city").eq("paris").or(F.col("age").lt(20)))
+            .select("name")
+            .collect()
+        ).toEqual([{ name: "ann" }, { name: "bob" }, { name: "dee" }])
         expect(yield* p.filter(F.col("age").isNull()).select("name").collect()).toEqual([{ name: "dee" }])
         expect(yield* p.where(F.col("city").isin("rome", "oslo")).select("name").collect()).toEqual([{ name: "cid" }])
-        expect(yield* p.where(F.col("age").between(17, 31)).select("name").collect()).toEqual([{ name: "ann" }, { name: "bob" }])
+        expect(yield* p.where(F.col("age").between(17, 31)).select("name").collect()).toEqual([
+          { name: "ann" },
+          { name: "bob" }
+        ])
         expect(yield* p.where(F.col("age").gt(18).not()).select("name").collect()).toEqual([{ name: "bob" }])
       })
-    ))
+    )
+  )
 
   it.effect("takes a predicate over the row object", () =>
     run(
@@ -199,7 +294,8 @@ describe("where / filter", () => {
         expect(yield* df.collect()).toEqual([{ name: "ann", age: 31, city: "paris" }])
         expect(yield* p.where((r) => r.city === null).count()).toBe(1)
       })
-    ))
+    )
+  )
 })
 
 describe("withColumn, withColumnRenamed, drop", () => {
@@ -219,7 +315,8 @@ describe("withColumn, withColumnRenamed, drop", () => {
         assert.deepStrictEqual(upper.columns, ["NAME", "age", "city"])
         expect((yield* upper.collect()).map((r) => r.NAME)).toEqual(["x", "x", "x", "x"])
       })
-    ))
+    )
+  )
 
   it.effect("withColumn can refer to the column it replaces and to earlier new columns", () =>
     run(
@@ -235,7 +332,8 @@ describe("withColumn, withColumnRenamed, drop", () => {
           { name: "dee", next: null, next2: null }
         ])
       })
-    ))
+    )
+  )
 
   it.effect("withColumnRenamed renames in place; an unknown name is a no-op", () =>
     run(
@@ -248,7 +346,8 @@ describe("withColumn, withColumnRenamed, drop", () => {
         assert.deepStrictEqual(same.columns, ["name", "age", "city"])
         expect(yield* same.collect()).toEqual(peopleRows)
       })
-    ))
+    )
+  )
 
   it.effect("drop removes columns; an unknown name is a no-op", () =>
     run(
@@ -260,7 +359,8 @@ describe("withColumn, withColumnRenamed, drop", () => {
         assert.deepStrictEqual(p.drop("age", "nope" as never).columns, ["name", "city"])
         assert.deepStrictEqual(p.drop(F.col("name")).columns, ["age", "city"])
       })
-    ))
+    )
+  )
 })
 
 describe("map / flatMap", () => {
@@ -283,18 +383,25 @@ describe("map / flatMap", () => {
           { upper: "DEE", len: 3 }
         ])
       })
-    ))
+    )
+  )
 
   it.effect("map with a single-value schema gives one column named value", () =>
     run(
       Effect.gen(function* () {
         const df = (yield* people).map((r) => `${r.name}!`, Schema.String)
         assert.deepStrictEqual(df.columns, ["value"])
-        expect(yield* df.collect()).toEqual([{ value: "ann!" }, { value: "bob!" }, { value: "cid!" }, { value: "dee!" }])
+        expect(yield* df.collect()).toEqual([
+          { value: "ann!" },
+          { value: "bob!" },
+          { value: "cid!" },
+          { value: "dee!" }
+        ])
         // a transformation after map sees the new column
         expect(yield* df.where(F.col("value").eq("bob!")).count()).toBe(1)
       })
-    ))
+    )
+  )
 
   it.effect("flatMap flattens what the function returns", () =>
     run(
@@ -313,7 +420,8 @@ describe("map / flatMap", () => {
           { who: "dee", where: "paris" }
         ])
       })
-    ))
+    )
+  )
 })
 
 describe("groupBy and aggregates", () => {
@@ -334,7 +442,8 @@ describe("groupBy and aggregates", () => {
           ])
         )
       })
-    ))
+    )
+  )
 
   it.effect("sum, avg, min and max name their columns fn(col) and keep Spark's types", () =>
     run(
@@ -342,7 +451,10 @@ describe("groupBy and aggregates", () => {
         const s = yield* sales
         const summed = s.groupBy("shop").sum("amount", "price")
         assert.deepStrictEqual(summed.columns, ["shop", "sum(amount)", "sum(price)"])
-        assert.deepStrictEqual(summed.dtypes.map(([, t]) => t), ["string", "bigint", "double"])
+        assert.deepStrictEqual(
+          summed.dtypes.map(([, t]) => t),
+          ["string", "bigint", "double"]
+        )
         expect(sorted(yield* summed.collect())).toEqual(
           sorted([
             { shop: "a", "sum(amount)": 7, "sum(price)": 2.0 },
@@ -377,7 +489,8 @@ describe("groupBy and aggregates", () => {
           ])
         )
       })
-    ))
+    )
+  )
 
   it.effect("sum() without columns sums every numeric column", () =>
     run(
@@ -387,7 +500,8 @@ describe("groupBy and aggregates", () => {
         const a = (yield* df.collect()).find((r) => r.shop === "a")
         expect(a).toEqual({ shop: "a", "sum(amount)": 7, "sum(price)": 2 })
       })
-    ))
+    )
+  )
 
   it.effect("agg takes Columns, aliases and the dictionary form", () =>
     run(
@@ -412,7 +526,8 @@ describe("groupBy and aggregates", () => {
           ])
         )
       })
-    ))
+    )
+  )
 
   it.effect("groups by several columns and by expressions", () =>
     run(
@@ -429,7 +544,8 @@ describe("groupBy and aggregates", () => {
           ])
         )
       })
-    ))
+    )
+  )
 
   it.effect("a global aggregate over no rows gives one row: count 0, sum null", () =>
     run(
@@ -443,7 +559,8 @@ describe("groupBy and aggregates", () => {
         // grouped: no groups, no rows
         expect(yield* empty.groupBy("shop").count().collect()).toEqual([])
       })
-    ))
+    )
+  )
 })
 
 describe("F.window", () => {
@@ -473,7 +590,8 @@ describe("F.window", () => {
         const w = rows[0].window as { start: unknown; end: unknown }
         assert.ok(w.start instanceof Date && w.end instanceof Date)
       })
-    ))
+    )
+  )
 
   it.effect("sliding windows put each event into windowDuration / slideDuration windows", () =>
     run(
@@ -492,7 +610,8 @@ describe("F.window", () => {
           { start: utc("2024-01-01T00:00:10"), end: utc("2024-01-01T00:00:20"), ns: [3] }
         ])
       })
-    ))
+    )
+  )
 
   it.effect("a window can be selected next to the other columns", () =>
     run(
@@ -503,7 +622,8 @@ describe("F.window", () => {
           { window: { start: utc("2024-01-01T00:00:00"), end: utc("2024-01-01T00:01:00") }, n: 1 }
         ])
       })
-    ))
+    )
+  )
 })
 
 describe("explode", () => {
@@ -527,7 +647,8 @@ describe("explode", () => {
           { k: "d", col: 3 }
         ])
       })
-    ))
+    )
+  )
 
   it.effect("explode_outer keeps rows with empty or null arrays", () =>
     run(
@@ -543,7 +664,38 @@ describe("explode", () => {
           { k: "d", x: 3 }
         ])
       })
-    ))
+    )
+  )
+})
+
+describe("explode of maps and posexplode", () => {
+  it.effect("explode of a map gives key and value; posexplode gives pos and col", () =>
+    run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const df = spark.createDataFrame(
+          [{ k: "a", m: { x: 1, y: 2 }, xs: ["p", "q"] }],
+          Schema.Struct({
+            k: Schema.String,
+            m: Schema.Record(Schema.String, Schema.Int),
+            xs: Schema.Array(Schema.String)
+          })
+        )
+        const kv = df.select("k", F.explode("m"))
+        assert.deepStrictEqual(kv.columns, ["k", "key", "value"])
+        expect(yield* kv.collect()).toEqual([
+          { k: "a", key: "x", value: 1 },
+          { k: "a", key: "y", value: 2 }
+        ])
+        const pos = df.select(F.posexplode("xs"))
+        assert.deepStrictEqual(pos.columns, ["pos", "col"])
+        expect(yield* pos.collect()).toEqual([
+          { pos: 0, col: "p" },
+          { pos: 1, col: "q" }
+        ])
+      })
+    )
+  )
 })
 
 describe("join", () => {
@@ -625,7 +777,8 @@ describe("join", () => {
           { id: null, l: "n" }
         ])
       })
-    ))
+    )
+  )
 
   it.effect("condition joins keep both sides' columns", () =>
     run(
@@ -684,7 +837,43 @@ describe("join", () => {
           ])
         )
       })
-    ))
+    )
+  )
+
+  it.effect("duplicate keys join many-to-many", () =>
+    run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const l = spark.createDataFrame(
+          [
+            { k: 1, a: "x" },
+            { k: 1, a: "y" },
+            { k: 2, a: "z" }
+          ],
+          "k int, a string"
+        )
+        const r = spark.createDataFrame(
+          [
+            { k: 1, b: "p" },
+            { k: 1, b: "q" },
+            { k: 3, b: "s" }
+          ],
+          "k int, b string"
+        )
+        expect(sorted(yield* l.join(r, "k").collect())).toEqual(
+          sorted([
+            { k: 1, a: "x", b: "p" },
+            { k: 1, a: "x", b: "q" },
+            { k: 1, a: "y", b: "p" },
+            { k: 1, a: "y", b: "q" }
+          ])
+        )
+        // a semi join never duplicates left rows
+        expect(yield* l.join(r, "k", "left_semi").count()).toBe(2)
+        expect(yield* l.join(r, "k", "full").count()).toBe(6)
+      })
+    )
+  )
 
   it.effect("cross joins give the Cartesian product", () =>
     run(
@@ -698,7 +887,8 @@ describe("join", () => {
         expect(sorted(rows.map((x) => `${x.l}${x.r}`))).toEqual(["am", "ax", "ay", "bm", "bx", "by", "nm", "nx", "ny"])
         expect(yield* left.join(r2, undefined, "cross").count()).toBe(9)
       })
-    ))
+    )
+  )
 
   it.effect("a self-join tells its sides apart by alias and by df.col", () =>
     run(
@@ -731,10 +921,17 @@ describe("join", () => {
         expect(sorted(yield* byCol.collect())).toEqual(expected)
 
         // the unqualified name is ambiguous in a self-join
-        const ambiguous = yield* Effect.flip(emp.alias("e").join(emp.alias("m"), F.col("e.mgr").eq(F.col("m.id"))).select(F.col("name")).collect())
+        const ambiguous = yield* Effect.flip(
+          emp
+            .alias("e")
+            .join(emp.alias("m"), F.col("e.mgr").eq(F.col("m.id")))
+            .select(F.col("name"))
+            .collect()
+        )
         assert.strictEqual((ambiguous as AnalysisError).reason, "AmbiguousReference")
       })
-    ))
+    )
+  )
 })
 
 describe("union / unionByName", () => {
@@ -745,7 +942,13 @@ describe("union / unionByName", () => {
       Effect.gen(function* () {
         const spark = yield* Session
         const a = spark.createDataFrame([{ x: 1, y: "a" }], XY)
-        const b = spark.createDataFrame([{ x: 2, y: "b" }, { x: 1, y: "a" }], XY)
+        const b = spark.createDataFrame(
+          [
+            { x: 2, y: "b" },
+            { x: 1, y: "a" }
+          ],
+          XY
+        )
         const u = a.union(b)
         assert.deepStrictEqual(u.columns, ["x", "y"])
         expect(yield* u.collect()).toEqual([
@@ -757,7 +960,8 @@ describe("union / unionByName", () => {
         const renamed = b.withColumnRenamed("x", "other")
         expect(yield* a.union(renamed as never).collect()).toEqual(yield* u.collect())
       })
-    ))
+    )
+  )
 
   it.effect("unionByName matches columns by name, and pads missing ones with null when allowed", () =>
     run(
@@ -781,7 +985,8 @@ describe("union / unionByName", () => {
         const missing = yield* Effect.flip(a.unionByName(d).collect())
         assert.strictEqual(missing._tag, "AnalysisError")
       })
-    ))
+    )
+  )
 })
 
 describe("orderBy, limit, distinct, dropDuplicates", () => {
@@ -798,7 +1003,8 @@ describe("orderBy, limit, distinct, dropDuplicates", () => {
     run(
       Effect.gen(function* () {
         const df = yield* values
-        const vs = (d: DataFrame<{ k: string; v: number | null }>) => Effect.map(d.collect(), (rs) => rs.map((r) => r.v))
+        const vs = (d: DataFrame<{ k: string; v: number | null }>) =>
+          Effect.map(d.collect(), (rs) => rs.map((r) => r.v))
         expect(yield* vs(df.orderBy("v"))).toEqual([null, 1, 2, 3])
         expect(yield* vs(df.sort(F.col("v").asc()))).toEqual([null, 1, 2, 3])
         expect(yield* vs(df.orderBy(F.col("v").desc()))).toEqual([3, 2, 1, null])
@@ -819,7 +1025,8 @@ describe("orderBy, limit, distinct, dropDuplicates", () => {
           { v: 1 }
         ])
       })
-    ))
+    )
+  )
 
   it.effect("limit keeps the first n rows", () =>
     run(
@@ -834,7 +1041,8 @@ describe("orderBy, limit, distinct, dropDuplicates", () => {
         const bad = yield* Effect.flip(df.limit(-1).collect())
         assert.strictEqual(bad._tag, "AnalysisError")
       })
-    ))
+    )
+  )
 
   it.effect("distinct removes duplicate rows (null equals null)", () =>
     run(
@@ -859,7 +1067,8 @@ describe("orderBy, limit, distinct, dropDuplicates", () => {
         )
         expect(yield* df.select("k").distinct().count()).toBe(2)
       })
-    ))
+    )
+  )
 
   it.effect("dropDuplicates keeps the first row of each key", () =>
     run(
@@ -875,7 +1084,78 @@ describe("orderBy, limit, distinct, dropDuplicates", () => {
         const unknown = yield* Effect.flip(df.dropDuplicates(["nope" as never]).collect())
         assert.strictEqual(unknown._tag, "AnalysisError")
       })
-    ))
+    )
+  )
+})
+
+describe("Spark's value semantics", () => {
+  it.effect("strings sort by code point: upper case before lower case", () =>
+    run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const df = spark.createDataFrame(
+          [{ s: "b" }, { s: "B" }, { s: "a" }, { s: "ab" }, { s: "A" }, { s: "" }],
+          "s string"
+        )
+        expect((yield* df.orderBy("s").collect()).map((r) => r.s)).toEqual(["", "A", "B", "a", "ab", "b"])
+        expect(yield* df.agg(F.min("s"), F.max("s")).collect()).toEqual([{ "min(s)": "", "max(s)": "b" }])
+      })
+    )
+  )
+
+  it.effect("NaN equals NaN, groups together and sorts above every number; -0.0 groups with 0.0", () =>
+    run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const df = spark.createDataFrame(
+          [{ d: 1 }, { d: Number.NaN }, { d: null }, { d: Number.NaN }, { d: -1 }],
+          "d double"
+        )
+        expect((yield* df.orderBy("d").collect()).map((r) => r.d)).toEqual([null, -1, 1, Number.NaN, Number.NaN])
+        expect((yield* df.orderBy(F.col("d").desc()).collect()).map((r) => r.d)).toEqual([
+          Number.NaN,
+          Number.NaN,
+          1,
+          -1,
+          null
+        ])
+        expect(yield* df.where(F.col("d").eq(Number.NaN)).count()).toBe(2)
+        expect(yield* df.where(F.col("d").gt(1000)).count()).toBe(2)
+        expect(sorted(yield* df.groupBy("d").count().collect())).toEqual(
+          sorted([
+            { d: 1, count: 1 },
+            { d: -1, count: 1 },
+            { d: null, count: 1 },
+            { d: Number.NaN, count: 2 }
+          ])
+        )
+        expect(yield* df.agg(F.max("d"), F.min("d")).collect()).toEqual([{ "max(d)": Number.NaN, "min(d)": -1 }])
+        const zeros = spark.createDataFrame([{ d: 0 }, { d: -0 }], "d double")
+        const grouped = yield* zeros.groupBy("d").count().collect()
+        assert.strictEqual(grouped.length, 1)
+        assert.strictEqual(grouped[0].count, 2)
+        assert.ok(Object.is(grouped[0].d, 0), "Spark normalizes -0.0 to 0.0 in grouping keys")
+        expect(yield* zeros.distinct().count()).toBe(1)
+      })
+    )
+  )
+
+  it.effect("F.when names its column CASE WHEN … END", () =>
+    run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const df = spark
+          .createDataFrame([{ v: 1 }, { v: 5 }, { v: null }], "v int")
+          .select(F.when(F.col("v").gt(1), "big").otherwise("small"), F.when(F.col("v").eq(1), 1).as("one"))
+        assert.deepStrictEqual(df.columns, ["CASE WHEN (v > 1) THEN big ELSE small END", "one"])
+        expect(yield* df.collect()).toEqual([
+          { "CASE WHEN (v > 1) THEN big ELSE small END": "small", one: 1 },
+          { "CASE WHEN (v > 1) THEN big ELSE small END": "big", one: null },
+          { "CASE WHEN (v > 1) THEN big ELSE small END": "small", one: null }
+        ])
+      })
+    )
+  )
 })
 
 describe("session: range, temp views, table, sql", () => {
@@ -889,9 +1169,12 @@ describe("session: range, temp views, table, sql", () => {
         expect(yield* spark.range(1, 10, 3).collect()).toEqual([{ id: 1 }, { id: 4 }, { id: 7 }])
         expect(yield* spark.range(5, 0, -2).collect()).toEqual([{ id: 5 }, { id: 3 }, { id: 1 }])
         expect(yield* spark.range(0).count()).toBe(0)
-        expect(yield* spark.range(10).where(F.col("id").mod(3).eq(0)).agg(F.sum("id")).collect()).toEqual([{ "sum(id)": 18 }])
+        expect(yield* spark.range(10).where(F.col("id").mod(3).eq(0)).agg(F.sum("id")).collect()).toEqual([
+          { "sum(id)": 18 }
+        ])
       })
-    ))
+    )
+  )
 
   it.effect("spark.table reads a temp view; an unknown name fails the action", () =>
     run(
@@ -901,12 +1184,15 @@ describe("session: range, temp views, table, sql", () => {
         const t = spark.table("people")
         assert.deepStrictEqual(t.columns, ["name", "age", "city"])
         expect(yield* t.collect()).toEqual(peopleRows)
-        expect(yield* spark.table("PEOPLE").where(F.col("age").gt(40)).select("name").collect()).toEqual([{ name: "cid" }])
+        expect(yield* spark.table("PEOPLE").where(F.col("age").gt(40)).select("name").collect()).toEqual([
+          { name: "cid" }
+        ])
         const missing = yield* Effect.flip(spark.table("nope").collect())
         assert.strictEqual(missing._tag, "AnalysisError")
         assert.strictEqual((missing as AnalysisError).reason, "TableNotFound")
       })
-    ))
+    )
+  )
 
   it.effect("spark.sql runs over temp views with parameters", () =>
     run(
@@ -921,7 +1207,9 @@ describe("session: range, temp views, table, sql", () => {
         ])
         // the result is a DataFrame like any other
         expect(yield* df.where(F.col("age").lt(40)).select("name").collect()).toEqual([{ name: "ann" }])
-        const counted = yield* spark.sql("SELECT city, count(*) AS n FROM people GROUP BY city ORDER BY city NULLS FIRST")
+        const counted = yield* spark.sql(
+          "SELECT city, count(*) AS n FROM people GROUP BY city ORDER BY city NULLS FIRST"
+        )
         expect(yield* counted.collect()).toEqual([
           { city: null, n: 1 },
           { city: "paris", n: 2 },
@@ -930,15 +1218,25 @@ describe("session: range, temp views, table, sql", () => {
         const bad = yield* Effect.flip(spark.sql("SELEC 1"))
         assert.strictEqual(bad._tag, "AnalysisError")
       })
-    ))
+    )
+  )
 
   it.effect("collect on a streaming DataFrame fails with Spark's AnalysisError", () =>
     run(
       Effect.gen(function* () {
+        const input = yield* MemoryStream.make(Schema.Struct({ v: Schema.Int }))
+        yield* input.addData([{ v: 1 }, { v: 2 }])
+        const streaming = input.toDF()
+        assert.strictEqual(streaming.isStreaming, true)
+        const message = "Queries with streaming sources must be executed with writeStream.start()"
+        const error = yield* Effect.flip(streaming.where(F.col("v").gt(1)).collect())
+        assert.strictEqual(error._tag, "AnalysisError")
+        assert.strictEqual(error.message, message)
+        assert.strictEqual((yield* Effect.flip(streaming.count())).message, message)
+        assert.strictEqual((yield* Effect.flip(streaming.groupBy("v").count().show())).message, message)
+        // a streaming relation built directly (as any source's toDF builds it) fails the same way
         const spark = yield* Session
-        // No streaming source is exported yet (MemoryStream is not written), so the streaming
-        // relation is built directly, the way a source's toDF() builds it.
-        const streaming = new DataFrame<{ v: number }>(spark.state, {
+        const direct = new DataFrame<{ v: number }>(spark.state, {
           _tag: "StreamingRelation",
           planId: Plan.newPlanId(),
           format: "memory",
@@ -946,12 +1244,8 @@ describe("session: range, temp views, table, sql", () => {
           options: {},
           output: [E.attribute("v", T.LongType, false)]
         })
-        assert.strictEqual(streaming.isStreaming, true)
-        const error = yield* Effect.flip(streaming.where(F.col("v").gt(1)).collect())
-        assert.strictEqual(error._tag, "AnalysisError")
-        assert.strictEqual(error.message, "Queries with streaming sources must be executed with writeStream.start()")
-        const counted = yield* Effect.flip(streaming.count())
-        assert.strictEqual(counted.message, "Queries with streaming sources must be executed with writeStream.start()")
+        assert.strictEqual((yield* Effect.flip(direct.collect())).message, message)
       })
-    ))
+    )
+  )
 })

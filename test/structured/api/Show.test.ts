@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Console, Effect, Schema } from "effect"
 import * as T from "../../../core/DataType.ts"
 import { F, Session } from "../../../mod.ts"
-import { showString } from "../../../structured/api/ShowString.ts"
+import { showString } from "../../../core/ShowString.ts"
 
 const run = <A, Err>(self: Effect.Effect<A, Err, Session>) => self.pipe(Effect.provide(Session.layer()))
 
@@ -17,7 +17,10 @@ const run = <A, Err>(self: Effect.Effect<A, Err, Session>) => self.pipe(Effect.p
 const captured = <A, Err, R>(self: Effect.Effect<A, Err, R>) =>
   Effect.suspend(() => {
     const lines: Array<string> = []
-    const console: Console.Console = { ...globalThis.console, log: (...a: ReadonlyArray<unknown>) => lines.push(a.join(" ")) }
+    const console: Console.Console = {
+      ...globalThis.console,
+      log: (...a: ReadonlyArray<unknown>) => lines.push(a.join(" "))
+    }
     return self.pipe(
       Effect.map((result) => ({ result, lines })),
       Effect.provideService(Console.Console, console)
@@ -57,7 +60,8 @@ describe("show", () => {
           )
         ])
       })
-    ))
+    )
+  )
 
   it.effect("truncate=false left-aligns and keeps whole cells", () =>
     run(
@@ -76,7 +80,8 @@ describe("show", () => {
           )
         ])
       })
-    ))
+    )
+  )
 
   it.effect("a numeric truncate cuts to that width", () =>
     run(
@@ -85,10 +90,19 @@ describe("show", () => {
         const text = yield* df.showString(20, 10)
         assert.strictEqual(
           text,
-          table("+----------+", "|      note|", "+----------+", "|        hi|", "|this no...|", "|      NULL|", "+----------+")
+          table(
+            "+----------+",
+            "|      note|",
+            "+----------+",
+            "|        hi|",
+            "|this no...|",
+            "|      NULL|",
+            "+----------+"
+          )
         )
       })
-    ))
+    )
+  )
 
   it.effect("prints the footer when there are more rows", () =>
     run(
@@ -96,17 +110,32 @@ describe("show", () => {
         const df = (yield* notes).select("name", "n")
         const { lines } = yield* captured(df.show(2))
         assert.deepStrictEqual(lines, [
-          table("+----+---+", "|name|  n|", "+----+---+", "| ann|  1|", "| bob| 22|", "+----+---+", "only showing top 2 rows")
+          table(
+            "+----+---+",
+            "|name|  n|",
+            "+----+---+",
+            "| ann|  1|",
+            "| bob| 22|",
+            "+----+---+",
+            "only showing top 2 rows"
+          )
         ])
         const one = yield* df.showString(1)
-        assert.strictEqual(one, table("+----+---+", "|name|  n|", "+----+---+", "| ann|  1|", "+----+---+", "only showing top 1 row"))
+        assert.strictEqual(
+          one,
+          table("+----+---+", "|name|  n|", "+----+---+", "| ann|  1|", "+----+---+", "only showing top 1 row")
+        )
         // exactly n rows: no footer
         const three = yield* df.showString(3)
         assert.ok(!three.includes("only showing"))
         const none = yield* df.showString(0)
-        assert.strictEqual(none, table("+----+---+", "|name|  n|", "+----+---+", "+----+---+", "only showing top 0 rows"))
+        assert.strictEqual(
+          none,
+          table("+----+---+", "|name|  n|", "+----+---+", "+----+---+", "only showing top 0 rows")
+        )
       })
-    ))
+    )
+  )
 
   it.effect("an empty DataFrame prints only the header", () =>
     run(
@@ -114,7 +143,8 @@ describe("show", () => {
         const df = (yield* notes).where(F.col("n").gt(100)).select("name", "n")
         assert.strictEqual(yield* df.showString(), table("+----+---+", "|name|  n|", "+----+---+", "+----+---+"))
       })
-    ))
+    )
+  )
 
   it.effect("formats doubles, timestamps, structs and arrays as Spark 4 does", () =>
     run(
@@ -157,17 +187,33 @@ describe("show", () => {
           )
         ])
         // fractions of a second print without trailing zeros; 21 characters are cut when truncating
-        const ms = spark.createDataFrame([{ ts: new Date("2024-06-30T12:34:56.500Z") }], Schema.Struct({ ts: Schema.Date }))
+        const ms = spark.createDataFrame(
+          [{ ts: new Date("2024-06-30T12:34:56.500Z") }],
+          Schema.Struct({ ts: Schema.Date })
+        )
         assert.strictEqual(
           yield* ms.showString(20, false),
-          table("+---------------------+", "|ts                   |", "+---------------------+", "|2024-06-30 12:34:56.5|", "+---------------------+")
+          table(
+            "+---------------------+",
+            "|ts                   |",
+            "+---------------------+",
+            "|2024-06-30 12:34:56.5|",
+            "+---------------------+"
+          )
         )
         assert.strictEqual(
           yield* ms.showString(),
-          table("+--------------------+", "|                  ts|", "+--------------------+", "|2024-06-30 12:34:...|", "+--------------------+")
+          table(
+            "+--------------------+",
+            "|                  ts|",
+            "+--------------------+",
+            "|2024-06-30 12:34:...|",
+            "+--------------------+"
+          )
         )
       })
-    ))
+    )
+  )
 
   it.effect("a window column prints as a struct of timestamps", () =>
     run(
@@ -188,7 +234,8 @@ describe("show", () => {
           )
         )
       })
-    ))
+    )
+  )
 
   it.effect("vertical mode prints one block per row", () =>
     run(
@@ -208,7 +255,8 @@ describe("show", () => {
             " n    | 3    \n"
         ])
       })
-    ))
+    )
+  )
 
   it.effect("vertical mode with truncation, a footer, and no rows", () =>
     run(
@@ -225,7 +273,8 @@ describe("show", () => {
         )
         assert.strictEqual(yield* all.where(F.col("n").gt(100)).select("note").showString(20, true, true), "(0 rows)\n")
       })
-    ))
+    )
+  )
 })
 
 describe("showString (pure, Spark's DataFrameShowSuite)", () => {
@@ -235,11 +284,25 @@ describe("showString (pure, Spark's DataFrameShowSuite)", () => {
   it("truncate = 0 and 20", () => {
     assert.strictEqual(
       showString(value, [["1"], [long]], 10, 0),
-      table("+---------------------+", "|value                |", "+---------------------+", "|1                    |", "|111111111111111111111|", "+---------------------+")
+      table(
+        "+---------------------+",
+        "|value                |",
+        "+---------------------+",
+        "|1                    |",
+        "|111111111111111111111|",
+        "+---------------------+"
+      )
     )
     assert.strictEqual(
       showString(value, [["1"], [long]], 10, 20),
-      table("+--------------------+", "|               value|", "+--------------------+", "|                   1|", "|11111111111111111...|", "+--------------------+")
+      table(
+        "+--------------------+",
+        "|               value|",
+        "+--------------------+",
+        "|                   1|",
+        "|11111111111111111...|",
+        "+--------------------+"
+      )
     )
   })
 
@@ -263,17 +326,28 @@ describe("showString (pure, Spark's DataFrameShowSuite)", () => {
   it("minimum column width, vertical", () => {
     const ints = T.struct([T.field("_1", T.IntegerType), T.field("_2", T.IntegerType)])
     assert.strictEqual(
-      showString(ints, [
-        [1, 1],
-        [2, 2]
-      ], 10, 20),
+      showString(
+        ints,
+        [
+          [1, 1],
+          [2, 2]
+        ],
+        10,
+        20
+      ),
       table("+---+---+", "| _1| _2|", "+---+---+", "|  1|  1|", "|  2|  2|", "+---+---+")
     )
     assert.strictEqual(
-      showString(ints, [
-        [1, 1],
-        [2, 2]
-      ], 10, 20, true),
+      showString(
+        ints,
+        [
+          [1, 1],
+          [2, 2]
+        ],
+        10,
+        20,
+        true
+      ),
       "-RECORD 0--\n" + " _1  | 1   \n" + " _2  | 1   \n" + "-RECORD 1--\n" + " _1  | 2   \n" + " _2  | 2   \n"
     )
   })
@@ -281,10 +355,16 @@ describe("showString (pure, Spark's DataFrameShowSuite)", () => {
   it("footer in vertical mode", () => {
     const kv = T.struct([T.field("key", T.IntegerType), T.field("value", T.StringType)])
     assert.strictEqual(
-      showString(kv, [
-        [1, "1"],
-        [2, "2"]
-      ], 1, 20, true),
+      showString(
+        kv,
+        [
+          [1, "1"],
+          [2, "2"]
+        ],
+        1,
+        20,
+        true
+      ),
       "-RECORD 0----\n" + " key   | 1   \n" + " value | 1   \n" + "only showing top 1 row\n"
     )
   })
@@ -306,7 +386,13 @@ describe("showString (pure, Spark's DataFrameShowSuite)", () => {
         10,
         20
       ),
-      table("+-------------------+-------+", "|                  m|      b|", "+-------------------+-------+", "|{1 -> a, 2 -> NULL}|[31 32]|", "+-------------------+-------+")
+      table(
+        "+-------------------+-------+",
+        "|                  m|      b|",
+        "+-------------------+-------+",
+        "|{1 -> a, 2 -> NULL}|[31 32]|",
+        "+-------------------+-------+"
+      )
     )
   })
 
@@ -349,7 +435,8 @@ describe("printSchema, explain, columns, dtypes", () => {
         assert.strictEqual(result, expected)
         assert.deepStrictEqual(lines, [expected])
       })
-    ))
+    )
+  )
 
   it.effect("printSchema after transformations shows the analyzed types", () =>
     run(
@@ -369,7 +456,8 @@ describe("printSchema, explain, columns, dtypes", () => {
             " |-- n: long (nullable = false)\n"
         )
       })
-    ))
+    )
+  )
 
   it.effect("explain(true) prints the four plans under Spark's headings, in order", () =>
     run(
@@ -377,17 +465,29 @@ describe("printSchema, explain, columns, dtypes", () => {
         const df = (yield* notes).where(F.col("n").gt(1)).select("name")
         const { result, lines } = yield* captured(df.explain(true))
         assert.deepStrictEqual(lines, [result])
-        const headings = ["== Parsed Logical Plan ==", "== Analyzed Logical Plan ==", "== Optimized Logical Plan ==", "== Physical Plan =="]
+        const headings = [
+          "== Parsed Logical Plan ==",
+          "== Analyzed Logical Plan ==",
+          "== Optimized Logical Plan ==",
+          "== Physical Plan =="
+        ]
         const at = headings.map((h) => result.indexOf(h))
-        assert.ok(at.every((i) => i >= 0), `missing a heading in:\n${result}`)
-        assert.deepStrictEqual([...at].sort((a, b) => a - b), at)
+        assert.ok(
+          at.every((i) => i >= 0),
+          `missing a heading in:\n${result}`
+        )
+        assert.deepStrictEqual(
+          [...at].sort((a, b) => a - b),
+          at
+        )
         // the analyzed plan starts with its schema line, as Spark's
         assert.ok(result.includes("== Analyzed Logical Plan ==\nname: string\n"), result)
         const simple = yield* df.explain()
         assert.ok(simple.startsWith("== Physical Plan ==\n"), simple)
         assert.ok(!simple.includes("Logical Plan"))
       })
-    ))
+    )
+  )
 
   it.effect("columns and dtypes follow the analyzed schema", () =>
     run(
@@ -414,5 +514,6 @@ describe("printSchema, explain, columns, dtypes", () => {
           ["max(price)", "double"]
         ])
       })
-    ))
+    )
+  )
 })

@@ -6,9 +6,9 @@
  *
  * @since 0.1.0
  */
-import type * as T from "../../core/DataType.ts"
-import { formatDate, formatDouble, formatTimestamp } from "../../core/ExpressionName.ts"
-import type { InternalRow } from "../../core/Row.ts"
+import type * as T from "./DataType.ts"
+import { formatDate, formatDouble, formatTimestamp } from "./ExpressionName.ts"
+import type { InternalRow } from "./Row.ts"
 
 /** How one internal value of type `t` prints in a cell (Spark's `ToPrettyString`). */
 export const cellString = (t: T.DataType, v: unknown): string => {

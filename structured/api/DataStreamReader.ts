@@ -1,0 +1,145 @@
+/**
+ * `spark.readStream`: Spark's `DataStreamReader`. `load()` is pure and returns the streaming
+ * DataFrame at once (its schema comes from the format and the options); the source itself is
+ * created when a query starts, so a bad option surfaces as an `AnalysisError` from `start()`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Session } from "tributary"
+ * const program = Effect.gen(function* () {
+ *   const spark = yield* Session
+ *   const rates = spark.readStream.format("rate").option("rowsPerSecond", 10).load()
+ *   return rates.columns   // ["timestamp", "value"]
+ * })
+ * ```
+ * @since 0.1.0
+ */
+import type { Schema } from "effect"
+import * as T from "../../core/DataType.ts"
+import { AnalysisError } from "../../core/Errors.ts"
+import * as E from "../../core/Expression.ts"
+import * as Plan from "../../core/LogicalPlan.ts"
+import { lookupSourceFormat, sourceFormatNames } from "../../core/Streaming.ts"
+import { DataFrame } from "./DataFrame.ts"
+import { type SchemaInput, toStructType } from "./DataFrameReader.ts"
+import type { Row } from "./RowTypes.ts"
+import type { SessionState } from "./SessionState.ts"
+
+let nextSourceId = 0
+
+export class DataStreamReader<R = Row> {
+  readonly state: SessionState
+  readonly source: string | undefined
+  readonly extraOptions: Readonly<Record<string, string>>
+  readonly userSchema: SchemaInput | undefined
+
+  constructor(
+    state: SessionState,
+    source?: string,
+    extraOptions: Readonly<Record<string, string>> = {},
+    userSchema?: SchemaInput
+  ) {
+    this.state = state
+    this.source = source
+    this.extraOptions = extraOptions
+    this.userSchema = userSchema
+  }
+
+  /** The source format: `rate`, `rate-micro-batch`, `json`, `csv`, `text`, `parquet`, `kafka`, `socket`, … */
+  format(source: string): DataStreamReader<R> {
+    return new DataStreamReader(this.state, source, this.extraOptions, this.userSchema)
+  }
+
+  option(key: string, value: string | number | boolean): DataStreamReader<R> {
+    return new DataStreamReader(this.state, this.source, { ...this.extraOptions, [key]: String(value) }, this.userSchema)
+  }
+
+  options(options: Readonly<Record<string, string | number | boolean>>): DataStreamReader<R> {
+    const next: Record<string, string> = { ...this.extraOptions }
+    for (const [k, v] of Object.entries(options)) next[k] = String(v)
+    return new DataStreamReader(this.state, this.source, next, this.userSchema)
+  }
+
+  /** The schema of the rows (file sources require one unless `spark.sql.streaming.schemaInference` is on). */
+  schema<S extends Schema.Top>(schema: S): DataStreamReader<S["Type"]>
+  schema(schema: T.StructType | string): DataStreamReader<Row>
+  schema(schema: SchemaInput): DataStreamReader<any> {
+    return new DataStreamReader(this.state, this.source, this.extraOptions, schema)
+  }
+
+  /** The streaming DataFrame of the source (`path` for file sources). */
+  load(path?: string): DataFrame<R> {
+    const options = path === undefined ? this.extraOptions : { ...this.extraOptions, path }
+    const name = this.source ?? this.state.conf.get("spark.sql.sources.default") ?? "parquet"
+    const fail = (message: string, errorClass?: string): DataFrame<R> =>
+      new DataFrame<R>(
+        this.state,
+        {
+          _tag: "StreamingRelation",
+          planId: Plan.newPlanId(),
+          format: name,
+          sourceKey: `${name}-${nextSourceId++}`,
+          options,
+          output: []
+        },
+        new AnalysisError({ reason: "InvalidArgument", message, errorClass })
+      )
+    const format = lookupSourceFormat(name)
+    if (format === undefined) {
+      return fail(
+        `[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${name}. Available streaming sources: ${sourceFormatNames().join(", ")}.`,
+        "DATA_SOURCE_NOT_FOUND"
+      )
+    }
+    let user: T.StructType | undefined
+    if (this.userSchema !== undefined) {
+      const st = toStructType(this.userSchema)
+      if (typeof st === "string") return fail(st)
+      user = st
+    }
+    const schema = format.schema(user, options)
+    if (schema instanceof AnalysisError) {
+      return new DataFrame<R>(
+        this.state,
+        {
+          _tag: "StreamingRelation",
+          planId: Plan.newPlanId(),
+          format: name,
+          sourceKey: `${name}-${nextSourceId++}`,
+          options,
+          output: []
+        },
+        schema
+      )
+    }
+    return new DataFrame<R>(this.state, {
+      _tag: "StreamingRelation",
+      planId: Plan.newPlanId(),
+      format: name,
+      sourceKey: `${name}-${nextSourceId++}`,
+      options,
+      output: (schema as T.StructType).fields.map((f) => E.attribute(f.name, f.dataType, f.nullable))
+    })
+  }
+
+  /** `format("json").load(path)`. */
+  json(path: string): DataFrame<R> {
+    return this.format("json").load(path)
+  }
+
+  /** `format("csv").load(path)`. */
+  csv(path: string): DataFrame<R> {
+    return this.format("csv").load(path)
+  }
+
+  /** `format("text").load(path)`. */
+  text(path: string): DataFrame<{ value: string }> {
+    return this.format("text").load(path) as never
+  }
+
+  /** `format("parquet").load(path)`. */
+  parquet(path: string): DataFrame<R> {
+    return this.format("parquet").load(path)
+  }
+}

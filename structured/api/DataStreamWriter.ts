@@ -1,0 +1,383 @@
+/**
+ * `df.writeStream`: Spark's `DataStreamWriter`. The builder is immutable; `start()` checks the
+ * query (output mode, trigger, unsupported operations, sink options, checkpoint), starts it in
+ * the session's scope and returns its `StreamingQuery` handle.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { MemoryStream, Session, Trigger } from "tributary"
+ * const program = Effect.gen(function* () {
+ *   const spark = yield* Session
+ *   const input = yield* MemoryStream.make(Schema.Struct({ word: Schema.String }))
+ *   const query = yield* input.toDF().writeStream.format("memory").queryName("words").start()
+ *   yield* input.addData([{ word: "a" }])
+ *   yield* query.processAllAvailable()
+ *   const rows = yield* spark.table("words").collect()   // [{ word: "a" }]
+ *   yield* query.stop()
+ * })
+ * ```
+ * @since 0.1.0
+ */
+import { randomUUID } from "node:crypto"
+import { tmpdir } from "node:os"
+import { Effect, Result } from "effect"
+import * as Analyzer from "../../core/Analyzer.ts"
+import * as T from "../../core/DataType.ts"
+import { AnalysisError, CheckpointError, ConnectorError } from "../../core/Errors.ts"
+import * as E from "../../core/Expression.ts"
+import * as Plan from "../../core/LogicalPlan.ts"
+import * as MetadataLog from "../../core/MetadataLog.ts"
+import { rowsToExternal } from "../../core/Row.ts"
+import {
+  lookupSinkFormat,
+  lookupSourceFormat,
+  type OutputMode,
+  type Sink,
+  sinkFormatNames
+} from "../../core/Streaming.ts"
+import { Trigger } from "../../core/Trigger.ts"
+import { checkForStreaming } from "../../core/UnsupportedOperationChecker.ts"
+import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
+import * as QE from "../execution/QueryExecution.ts"
+import { MicroBatchExecution, type SourceBinding, streamingSourceKeys } from "../execution/MicroBatchExecution.ts"
+import { DataFrame } from "./DataFrame.ts"
+import * as State from "./SessionState.ts"
+import type { StreamingQuery } from "./StreamingQuery.ts"
+
+/** What `foreach` calls: `open` per partition and epoch, `process` per row, `close` at the end. */
+export interface ForeachWriter<R> {
+  readonly open?: (partitionId: number, epochId: number) => boolean | Promise<boolean>
+  readonly process: (row: R) => void | Promise<void>
+  readonly close?: (error: unknown) => void | Promise<void>
+}
+
+type BatchFunction<R> = (df: DataFrame<R>, batchId: number) => unknown
+
+interface WriterSpec<_R> {
+  readonly format: string | undefined
+  readonly outputMode: string
+  readonly trigger: Trigger
+  readonly queryName: string | undefined
+  readonly options: Readonly<Record<string, string>>
+  readonly partitionColumns: ReadonlyArray<string>
+  // `any`: keeps DataFrame<R> covariant in R (a writer for a narrower row is usable where a wider one is)
+  readonly foreachBatch: BatchFunction<any> | undefined
+  readonly foreach: ForeachWriter<any> | undefined
+}
+
+const invalid = (message: string): AnalysisError => new AnalysisError({ reason: "InvalidArgument", message })
+
+/** Runs user code that may return nothing, a Promise or an Effect; its failure fails the batch. */
+const callUser = (f: () => unknown): Effect.Effect<void, unknown> =>
+  Effect.suspend(() => {
+    const r = f()
+    if (Effect.isEffect(r)) return Effect.asVoid(r as Effect.Effect<unknown, unknown>)
+    if (r instanceof Promise) return Effect.asVoid(Effect.tryPromise({ try: () => r, catch: (e) => e }))
+    return Effect.void
+  })
+
+const userFailure = (connector: string) => (cause: unknown) =>
+  new ConnectorError({
+    connector,
+    domain: "user",
+    retryable: false,
+    message: `The ${connector} function failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+    cause
+  })
+
+export class DataStreamWriter<R> {
+  readonly df: DataFrame<R>
+  readonly spec: WriterSpec<unknown>
+
+  constructor(df: DataFrame<R>, spec?: WriterSpec<unknown>) {
+    this.df = df
+    this.spec = spec ?? {
+      format: undefined,
+      outputMode: "append",
+      trigger: Trigger.Default,
+      queryName: undefined,
+      options: {},
+      partitionColumns: [],
+      foreachBatch: undefined,
+      foreach: undefined
+    }
+  }
+
+  private with(patch: Partial<WriterSpec<unknown>>): DataStreamWriter<R> {
+    return new DataStreamWriter(this.df, { ...this.spec, ...patch })
+  }
+
+  /** The sink: `memory`, `console`, `noop`, `json`, `csv`, `parquet`, `text`, `kafka`, … */
+  format(source: string): DataStreamWriter<R> {
+    return this.with({ format: source })
+  }
+
+  /** `append` (the default), `update` or `complete`. */
+  outputMode(mode: OutputMode | (string & {})): DataStreamWriter<R> {
+    return this.with({ outputMode: mode })
+  }
+
+  trigger(trigger: Trigger): DataStreamWriter<R> {
+    return this.with({ trigger })
+  }
+
+  /** The query's name: unique among the session's active queries; the memory sink's table. */
+  queryName(name: string): DataStreamWriter<R> {
+    return this.with({ queryName: name })
+  }
+
+  option(key: string, value: string | number | boolean): DataStreamWriter<R> {
+    return this.with({ options: { ...this.spec.options, [key]: String(value) } })
+  }
+
+  options(options: Readonly<Record<string, string | number | boolean>>): DataStreamWriter<R> {
+    const next: Record<string, string> = { ...this.spec.options }
+    for (const [k, v] of Object.entries(options)) next[k] = String(v)
+    return this.with({ options: next })
+  }
+
+  /** Partition the output of file sinks by these columns. */
+  partitionBy(...columns: ReadonlyArray<string>): DataStreamWriter<R> {
+    return this.with({ partitionColumns: columns })
+  }
+
+  /**
+   * Calls `f` with each micro-batch as a batch DataFrame and its batch id. `f` may return
+   * nothing, a Promise or an Effect; a failure fails the query.
+   */
+  foreachBatch(f: BatchFunction<R>): DataStreamWriter<R> {
+    return this.with({ foreachBatch: f, format: "foreachBatch" })
+  }
+
+  /** Calls `writer.open/process/close` for the rows of every micro-batch (one partition per batch). */
+  foreach(writer: ForeachWriter<R>): DataStreamWriter<R> {
+    return this.with({ foreach: writer, format: "foreach" })
+  }
+
+  /** Starts the query. `path` is the output folder of file sinks. */
+  start(path?: string): Effect.Effect<StreamingQuery, AnalysisError | CheckpointError | ConnectorError> {
+    return startQuery(this.df, path === undefined ? this.spec : { ...this.spec, options: { ...this.spec.options, path } })
+  }
+}
+
+const optionOf = (options: Readonly<Record<string, string>>, key: string): string | undefined => {
+  const k = key.toLowerCase()
+  for (const [name, v] of Object.entries(options)) if (name.toLowerCase() === k) return v
+  return undefined
+}
+
+const foreachBatchSink = <R>(state: State.SessionState, f: BatchFunction<R>): Sink => ({
+  description: "ForeachBatchSink",
+  addBatch: (batch) => {
+    const relation: Plan.LocalRelation = {
+      _tag: "LocalRelation",
+      planId: Plan.newPlanId(),
+      output: batch.schema.fields.map((fl) => E.attribute(fl.name, fl.dataType, fl.nullable)),
+      rows: batch.rows,
+      isStreaming: false
+    }
+    return callUser(() => f(new DataFrame<R>(state, relation), batch.batchId)).pipe(
+      Effect.mapError(userFailure("foreachBatch"))
+    )
+  },
+  stop: () => Effect.void
+})
+
+const foreachSink = <R>(writer: ForeachWriter<R>): Sink => ({
+  description: "ForeachWriterSink",
+  addBatch: (batch) =>
+    Effect.gen(function* () {
+      const rows = rowsToExternal<R>(batch.schema, batch.rows)
+      let opened = true
+      if (writer.open !== undefined) {
+        const open = writer.open
+        const r = yield* Effect.tryPromise({ try: async () => open(0, batch.batchId), catch: (e) => e })
+        opened = r !== false
+      }
+      let failure: unknown
+      if (opened) {
+        for (const row of rows) {
+          const out = yield* Effect.tryPromise({ try: async () => writer.process(row), catch: (e) => e }).pipe(Effect.result)
+          if (Result.isFailure(out)) {
+            failure = out.failure
+            break
+          }
+        }
+      }
+      if (writer.close !== undefined) {
+        const close = writer.close
+        yield* Effect.tryPromise({ try: async () => close(failure ?? null), catch: (e) => e })
+      }
+      if (failure !== undefined) return yield* Effect.fail(failure)
+    }).pipe(Effect.mapError(userFailure("foreach"))),
+  stop: () => Effect.void
+})
+
+const startQuery = <R>(
+  df: DataFrame<R>,
+  spec: WriterSpec<unknown>
+): Effect.Effect<StreamingQuery, AnalysisError | CheckpointError | ConnectorError> =>
+  Effect.gen(function* () {
+    const state = df.state
+    const fs = NodeCheckpointFileSystem
+    if (df.buildError !== undefined) return yield* df.buildError
+    const analyzed = yield* Effect.fromResult(QE.analyze(state, df.plan))
+    if (!Plan.isStreaming(analyzed)) {
+      return yield* invalid("'writeStream' can be called only on streaming Dataset/DataFrame")
+    }
+    const mode = spec.outputMode.toLowerCase()
+    if (mode !== "append" && mode !== "update" && mode !== "complete") {
+      return yield* invalid(
+        `Unknown output mode ${spec.outputMode}. Accepted output modes are 'append', 'complete', 'update'`
+      )
+    }
+    const outputMode = mode as OutputMode
+    const trigger = spec.trigger
+    if ((trigger._tag === "ProcessingTime" || trigger._tag === "Continuous") && !(trigger.intervalMs >= 0)) {
+      return yield* invalid("The trigger interval cannot be negative or invalid: give a duration like \"1 second\".")
+    }
+    if (trigger._tag === "Continuous") {
+      return yield* new AnalysisError({
+        reason: "UnsupportedOperation",
+        message: "Trigger.Continuous is not available in this version of tributary: continuous processing is not implemented yet. Use a micro-batch trigger."
+      })
+    }
+    const unsupported = checkForStreaming(analyzed, outputMode)
+    if (unsupported !== undefined) return yield* unsupported
+
+    // The sink.
+    const formatName = spec.format ?? state.conf.get("spark.sql.sources.default") ?? "parquet"
+    const queryName = spec.queryName
+    const registry = state.queries
+    if (queryName !== undefined) {
+      for (const q of registry.active.values()) {
+        if (q.name === queryName) {
+          return yield* invalid(
+            `Cannot start query with name ${queryName} as a query with that name is already active in this SparkSession`
+          )
+        }
+      }
+    }
+
+    // The checkpoint.
+    const explicit = optionOf(spec.options, "checkpointLocation")
+    const confRoot = state.conf.get("spark.sql.streaming.checkpointLocation")
+    const root = state.checkpointRoot ?? fs.join(tmpdir(), "tributary-checkpoints")
+    const checkpoint = fs.resolve(
+      explicit ??
+        (confRoot !== undefined ? fs.join(confRoot, queryName ?? randomUUID()) : fs.join(root, randomUUID()))
+    )
+    for (const q of registry.active.values()) {
+      if (q.checkpoint === checkpoint) {
+        return yield* new CheckpointError({
+          reason: "ConcurrentUse",
+          path: checkpoint,
+          message: `Cannot start query ${queryName ?? ""}: the query ${q.name ?? ""} [id = ${q.id}, runId = ${q.runId}] is already active on checkpoint ${checkpoint}. Stop it first, or use another checkpointLocation.`
+        })
+      }
+    }
+    yield* fs.mkdirs(checkpoint)
+    const existingId = yield* MetadataLog.readQueryId(fs, checkpoint)
+    const id = existingId ?? randomUUID()
+    if (existingId === undefined) yield* MetadataLog.writeQueryId(fs, checkpoint, id)
+    for (const q of registry.active.values()) {
+      if (q.id === id) {
+        return yield* new CheckpointError({
+          reason: "ConcurrentUse",
+          path: checkpoint,
+          message: `Cannot start query with id ${id} as another query with same id is already active. Perhaps you are attempting to restart a query from checkpoint that is already active.`
+        })
+      }
+    }
+
+    // Sources, in a fixed walk order: source i keeps its bookkeeping in sources/i.
+    const relations = streamingSourceKeys(analyzed)
+    const sources: Array<SourceBinding> = []
+    for (let i = 0; i < relations.length; i++) {
+      const rel = relations[i]
+      const memory = state.memorySources.get(rel.sourceKey)
+      if (memory !== undefined) {
+        sources.push({ key: rel.sourceKey, source: memory })
+        continue
+      }
+      const format = lookupSourceFormat(rel.format)
+      if (format === undefined) {
+        return yield* invalid(`[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${rel.format}.`)
+      }
+      const source = yield* format.create({
+        options: rel.options,
+        schema: T.struct(rel.output.map((a) => T.field(a.name, a.dataType, a.nullable))),
+        metadataPath: fs.join(checkpoint, "sources", String(i)),
+        conf: state.conf
+      })
+      sources.push({ key: rel.sourceKey, source })
+    }
+
+    const schema = Analyzer.schemaOf(analyzed)
+    let sink: Sink
+    if (spec.foreachBatch !== undefined) sink = foreachBatchSink(state, spec.foreachBatch)
+    else if (spec.foreach !== undefined) sink = foreachSink(spec.foreach)
+    else {
+      const format = lookupSinkFormat(formatName)
+      if (format === undefined) {
+        return yield* invalid(
+          `[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${formatName}. Available streaming sinks: ${sinkFormatNames().join(", ")}, foreach, foreachBatch.`
+        )
+      }
+      if (!format.supportedOutputModes.includes(outputMode)) {
+        return yield* new AnalysisError({
+          reason: "UnsupportedOperation",
+          message: `Data source ${formatName} does not support ${outputMode} output mode`
+        })
+      }
+      sink = yield* format.create({
+        options: spec.options,
+        schema,
+        outputMode,
+        queryName,
+        queryId: id,
+        partitionColumns: spec.partitionColumns,
+        checkpointPath: checkpoint,
+        tables: state.sessionTables
+      })
+    }
+
+    const scope = registry.scope
+    if (scope === undefined) {
+      return yield* invalid("The session is closed: streaming queries can only start inside Session.layer.")
+    }
+    const execution = new MicroBatchExecution({
+      state,
+      fs,
+      id,
+      runId: randomUUID(),
+      name: queryName ?? null,
+      checkpoint,
+      analyzed,
+      outputMode,
+      trigger,
+      sources,
+      sink,
+      listeners: () => registry.listeners.slice(),
+      onTerminated: (q) => {
+        registry.active.delete(q.runId)
+        registry.terminated.push(q)
+        const done = registry.anyTerminated
+        registry.anyTerminated = State.newSignal()
+        done.resolve()
+      }
+    })
+    const handle = Object.assign(execution, { checkpoint }) as MicroBatchExecution & { readonly checkpoint: string }
+    registry.active.set(execution.runId, handle)
+    const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
+    const started = { id, runId: execution.runId, name: queryName ?? null, timestamp: new Date(now).toISOString() }
+    for (const l of registry.listeners) {
+      if (l.onQueryStarted !== undefined) {
+        const onStarted = l.onQueryStarted
+        yield* callUser(() => onStarted(started)).pipe(Effect.catch(() => Effect.void))
+      }
+    }
+    yield* execution.launch(scope)
+    return execution as StreamingQuery
+  })

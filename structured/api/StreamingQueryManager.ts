@@ -1,0 +1,67 @@
+/**
+ * `spark.streams`: Spark's `StreamingQueryManager` — the session's active queries, waiting for
+ * any of them to end, and listeners of every query's lifecycle.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { StreamingQueryError } from "../../core/Errors.ts"
+import type { SessionState } from "./SessionState.ts"
+import type { StreamingQuery } from "./StreamingQuery.ts"
+import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
+
+export interface StreamingQueryManager {
+  /** The active queries. */
+  readonly active: () => Effect.Effect<ReadonlyArray<StreamingQuery>>
+  /** The active query with this id (or run id), or `undefined`. */
+  readonly get: (id: string) => Effect.Effect<StreamingQuery | undefined>
+  /**
+   * Waits until any query ends (returns at once if one ended since the last `resetTerminated`).
+   * Fails with that query's error if it failed; with a timeout, `false` when none ended in time.
+   */
+  readonly awaitAnyTermination: (timeoutMs?: number) => Effect.Effect<boolean, StreamingQueryError>
+  /** Forgets ended queries, so `awaitAnyTermination` waits for a new one. */
+  readonly resetTerminated: () => Effect.Effect<void>
+  readonly addListener: (listener: StreamingQueryListener) => Effect.Effect<void>
+  readonly removeListener: (listener: StreamingQueryListener) => Effect.Effect<void>
+  /** The registered listeners. */
+  readonly listListeners: () => Effect.Effect<ReadonlyArray<StreamingQueryListener>>
+}
+
+export const make = (state: SessionState): StreamingQueryManager => {
+  const registry = state.queries
+  const firstEnded = (): Effect.Effect<boolean, StreamingQueryError> =>
+    Effect.flatMap(registry.terminated[0].exception(), (e) => (e === null ? Effect.succeed(true) : Effect.fail(e)))
+  return {
+    active: () => Effect.sync(() => [...registry.active.values()]),
+    get: (id) =>
+      Effect.sync(() => {
+        for (const q of registry.active.values()) if (q.id === id || q.runId === id) return q
+        return undefined
+      }),
+    awaitAnyTermination: (timeoutMs) =>
+      Effect.suspend(() => {
+        if (registry.terminated.length > 0) return firstEnded()
+        const wait = Effect.promise(() => registry.anyTerminated.promise)
+        const waited =
+          timeoutMs === undefined
+            ? Effect.as(wait, true)
+            : Effect.map(Effect.timeoutOption(wait, timeoutMs), (o) => o._tag === "Some")
+        return Effect.flatMap(waited, (ended) => (ended ? firstEnded() : Effect.succeed(false)))
+      }),
+    resetTerminated: () =>
+      Effect.sync(() => {
+        registry.terminated.length = 0
+      }),
+    addListener: (listener) =>
+      Effect.sync(() => {
+        registry.listeners.push(listener)
+      }),
+    removeListener: (listener) =>
+      Effect.sync(() => {
+        const i = registry.listeners.indexOf(listener)
+        if (i >= 0) registry.listeners.splice(i, 1)
+      }),
+    listListeners: () => Effect.sync(() => registry.listeners.slice())
+  }
+}

@@ -1,0 +1,584 @@
+/**
+ * `MicroBatchExecution`: runs a streaming plan incrementally, one micro-batch per trigger, with
+ * Spark's exactly-once protocol:
+ *
+ * 1. ask every source for its latest offset (within its read limit);
+ * 2. if there is new data (or the watermark requires a no-data batch), write the offset log
+ *    entry for the batch — before anything runs;
+ * 3. read exactly the rows between the committed and the new offsets, run the plan over them
+ *    with the batch timestamp (`current_timestamp()`) and watermark of the log entry;
+ * 4. hand the result to the sink with the batch id (sinks skip ids they already wrote);
+ * 5. write the commit log entry, then tell the sources what is committed.
+ *
+ * On restart a batch whose offsets are logged but whose commit is not is run again with exactly
+ * the same offsets, timestamp and watermark. See Spark's `MicroBatchExecution.populateStartOffsets`.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, type Scope } from "effect"
+import * as Analyzer from "../../core/Analyzer.ts"
+import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
+import type * as T from "../../core/DataType.ts"
+import { CheckpointError, type ConnectorError, StreamingQueryError } from "../../core/Errors.ts"
+import type { AttributeReference } from "../../core/Expression.ts"
+import * as Plan from "../../core/LogicalPlan.ts"
+import * as MetadataLog from "../../core/MetadataLog.ts"
+import * as Optimizer from "../../core/Optimizer.ts"
+import type { InternalRow } from "../../core/Row.ts"
+import { runTrigger, type StepResult } from "../../core/Scheduler.ts"
+import type { MicroBatchSource, Offset, OutputMode, Sink } from "../../core/Streaming.ts"
+import type { Trigger } from "../../core/Trigger.ts"
+import * as Execute from "../physical/Execute.ts"
+import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
+import * as Planner from "../physical/Planner.ts"
+import type { SparkPlan } from "../physical/SparkPlan.ts"
+import type { StreamingQuery } from "../api/StreamingQuery.ts"
+import type {
+  SourceProgress,
+  StreamingQueryListener,
+  StreamingQueryProgress,
+  StreamingQueryStatus
+} from "../api/StreamingQueryProgress.ts"
+import * as State from "../api/SessionState.ts"
+import { readRelation } from "./QueryExecution.ts"
+
+/** Spark's `spark.sql.streaming.pollingDelay`: how long an idle default trigger waits before asking sources again. */
+const POLLING_DELAY_MS = 10
+
+/** Spark's `spark.sql.streaming.noDataProgressEventInterval`: idle events at most this often. */
+const NO_DATA_EVENT_INTERVAL_MS = 10_000
+
+export interface SourceBinding {
+  /** The `sourceKey` of the plan's `StreamingRelation` nodes reading this source. */
+  readonly key: string
+  readonly source: MicroBatchSource
+}
+
+/** Everything `start()` resolved before the query runs. */
+export interface QueryConfig {
+  readonly state: State.SessionState
+  readonly fs: CheckpointFileSystem
+  readonly id: string
+  readonly runId: string
+  readonly name: string | null
+  readonly checkpoint: string
+  readonly analyzed: Plan.LogicalPlan
+  readonly outputMode: OutputMode
+  readonly trigger: Trigger
+  readonly sources: ReadonlyArray<SourceBinding>
+  readonly sink: Sink
+  readonly listeners: () => ReadonlyArray<StreamingQueryListener>
+  /** Called once when the query ends (normally or not), before listeners hear of it. */
+  readonly onTerminated: (query: MicroBatchExecution) => void
+}
+
+interface PendingBatch {
+  readonly batchId: number
+  readonly end: ReadonlyArray<Offset>
+  readonly batchTimestampMs: number
+  readonly watermarkMs: number
+}
+
+const sameOffset = (a: Offset, b: Offset): boolean => JSON.stringify(a) === JSON.stringify(b)
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+const messageOf = (cause: unknown): string => {
+  if (cause instanceof Error) return cause.message
+  if (typeof cause === "object" && cause !== null && "message" in cause) return String((cause as { message: unknown }).message)
+  return String(cause)
+}
+
+/** The conf entries a checkpoint fixes for the life of the query (Spark's `OffsetSeqMetadata.relevantSQLConfs`). */
+const RELEVANT_CONFS = [
+  "spark.sql.streaming.multipleWatermarkPolicy",
+  "spark.sql.shuffle.partitions",
+  "spark.sql.streaming.stateStore.providerClass",
+  "spark.sql.streaming.noDataMicroBatches.enabled"
+] as const
+
+/** Runs a callback that may return nothing, a Promise or an Effect; its failures are logged, not raised. */
+export const runCallback = (f: () => unknown): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const r = f()
+    if (Effect.isEffect(r)) return Effect.asVoid(r as Effect.Effect<unknown, unknown>)
+    if (r instanceof Promise) return Effect.asVoid(Effect.tryPromise(() => r))
+    return Effect.void
+  }).pipe(
+    Effect.catchCause((cause) => Effect.logWarning("A streaming query listener failed", Cause.pretty(cause)))
+  )
+
+export class MicroBatchExecution implements StreamingQuery {
+  readonly id: string
+  readonly runId: string
+  readonly name: string | null
+  readonly config: QueryConfig
+  readonly physical: SparkPlan
+  readonly outputSchema: T.StructType
+
+  #fiber: Fiber.Fiber<void, never> | undefined
+  #terminated = Deferred.makeUnsafe<void>()
+  #error: StreamingQueryError | null = null
+  #active = true
+  #statusMessage = "Initializing sources"
+  #dataAvailable = false
+  #triggerActive = false
+  #progress: Array<StreamingQueryProgress> = []
+  /** Bumped whenever a trigger finds nothing to do; `processAllAvailable` waits for it. */
+  #idleEpoch = 0
+  #noNewData = false
+  #changed = Deferred.makeUnsafe<void>()
+  #wake = Deferred.makeUnsafe<void>()
+
+  #currentBatchId = 0
+  #committed: Array<Offset> = []
+  #watermarkMs = 0
+  #pending: PendingBatch | undefined
+  #lastTriggerStartMs: number | undefined
+  #lastIdleEventMs: number | undefined
+  #lastExplain: string
+
+  readonly #offsetLog: MetadataLog.MetadataLog<MetadataLog.OffsetSeq>
+  readonly #commitLog: MetadataLog.MetadataLog<MetadataLog.CommitMetadata>
+
+  constructor(config: QueryConfig) {
+    this.config = config
+    this.id = config.id
+    this.runId = config.runId
+    this.name = config.name
+    this.physical = Planner.plan(Optimizer.optimize(config.analyzed))
+    this.outputSchema = Analyzer.schemaOf(config.analyzed)
+    this.#offsetLog = MetadataLog.offsetLog(config.fs, config.checkpoint)
+    this.#commitLog = MetadataLog.commitLog(config.fs, config.checkpoint)
+    this.#lastExplain = `== Physical Plan ==\n${PhysicalPlanString.treeString(this.physical).trimEnd()}\n`
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------------
+
+  /** Forks the query's loop into `scope`. */
+  launch(scope: Scope.Scope): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function* () {
+      this.#fiber = yield* Effect.forkIn(this.loop(), scope)
+    })
+  }
+
+  private loop(): Effect.Effect<void> {
+    const self = this
+    const body = Effect.gen(function* () {
+      yield* self.initialize()
+      yield* runTrigger(self.config.trigger, self.step(), self.waitForData())
+    })
+    return body.pipe(
+      Effect.onExit((exit) => self.finish(exit)),
+      Effect.catchCause(() => Effect.void)
+    )
+  }
+
+  private finish(exit: Exit.Exit<void, unknown>): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function* () {
+      if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
+        const failure = Cause.squash(exit.cause)
+        this.#error = new StreamingQueryError({
+          message: `Query ${this.name ?? ""} [id = ${this.id}, runId = ${this.runId}] terminated with exception: ${messageOf(failure)}`,
+          queryId: this.id,
+          runId: this.runId,
+          batchId: this.#currentBatchId,
+          cause: failure
+        })
+      }
+      this.#active = false
+      this.#statusMessage = "Stopped"
+      this.#triggerActive = false
+      this.#dataAvailable = false
+      for (const { source } of this.config.sources) yield* source.stop()
+      yield* this.config.sink.stop()
+      this.config.onTerminated(this)
+      const event = {
+        id: this.id,
+        runId: this.runId,
+        exception: this.#error?.message ?? null,
+        errorClassOnException: null
+      }
+      for (const l of this.config.listeners()) {
+        if (l.onQueryTerminated !== undefined) yield* runCallback(() => l.onQueryTerminated!(event))
+      }
+      Deferred.doneUnsafe(this.#terminated, Effect.void)
+      this.notify()
+    })
+  }
+
+  private notify(): void {
+    const changed = this.#changed
+    this.#changed = Deferred.makeUnsafe<void>()
+    Deferred.doneUnsafe(changed, Effect.void)
+  }
+
+  // ---- start offsets --------------------------------------------------------------------
+
+  private initialize(): Effect.Effect<void, CheckpointError | ConnectorError> {
+    return Effect.gen({ self: this }, function* () {
+      const sources = this.config.sources.map((s) => s.source)
+      const latest = yield* this.#offsetLog.getLatest()
+      const initial: Array<Offset> = []
+      for (const s of sources) initial.push(yield* s.initialOffset())
+      if (latest === undefined) {
+        this.#committed = initial
+        this.#currentBatchId = 0
+        return
+      }
+      const [n, seq] = latest
+      const path = this.config.fs.join(this.#offsetLog.dir, String(n))
+      if (seq.offsets.length !== sources.length) {
+        return yield* new CheckpointError({
+          reason: "Incompatible",
+          path,
+          message: `There are [${seq.offsets.length}] sources in the checkpoint offsets and now there are [${sources.length}] sources requested by the query. Cannot continue.`
+        })
+      }
+      const decode = (offsets: ReadonlyArray<Offset | undefined>) =>
+        Effect.forEach(offsets, (o, i) => (o === undefined ? Effect.succeed(initial[i]) : sources[i].decodeOffset(o)))
+      const end = yield* decode(seq.offsets)
+      const lastCommit = yield* this.#commitLog.getLatest()
+      if (lastCommit !== undefined && lastCommit[0] === n) {
+        this.#committed = end.slice()
+        this.#currentBatchId = n + 1
+        this.#watermarkMs = lastCommit[1].nextBatchWatermarkMs
+        for (let i = 0; i < sources.length; i++) yield* sources[i].commit(end[i])
+        return
+      }
+      if ((lastCommit === undefined && n === 0) || (lastCommit !== undefined && lastCommit[0] === n - 1)) {
+        if (n > 0) {
+          const prev = yield* this.#offsetLog.get(n - 1)
+          if (prev === undefined) {
+            return yield* new CheckpointError({
+              reason: "LogGap",
+              path: this.config.fs.join(this.#offsetLog.dir, String(n - 1)),
+              message: `batch ${n - 1} doesn't exist in the offset log of ${this.config.checkpoint}; the checkpoint is incomplete.`
+            })
+          }
+          this.#committed = (yield* decode(prev.offsets)).slice()
+        } else {
+          this.#committed = initial
+        }
+        this.#currentBatchId = n
+        this.#watermarkMs = seq.metadata.batchWatermarkMs
+        this.#pending = {
+          batchId: n,
+          end,
+          batchTimestampMs: seq.metadata.batchTimestampMs,
+          watermarkMs: seq.metadata.batchWatermarkMs
+        }
+        return
+      }
+      return yield* new CheckpointError({
+        reason: "LogGap",
+        path: this.#commitLog.dir,
+        message: `The commit log of ${this.config.checkpoint} ends at batch ${lastCommit?.[0]} but the offset log at batch ${n}: batches in between are missing. Concurrent update to the log, or files were deleted.`
+      })
+    })
+  }
+
+  // ---- one trigger ----------------------------------------------------------------------
+
+  private step(): Effect.Effect<StepResult, unknown> {
+    return Effect.gen({ self: this }, function* () {
+      const startMs = yield* Clock.currentTimeMillis
+      this.#triggerActive = true
+      try {
+        if (this.#pending !== undefined) {
+          const pending = this.#pending
+          this.#pending = undefined
+          yield* this.runBatch(pending, startMs, {})
+          return "ran" as StepResult
+        }
+        this.#statusMessage = "Getting offsets from sources"
+        const t0 = yield* Clock.currentTimeMillis
+        const sources = this.config.sources
+        const ends: Array<Offset> = []
+        let hasData = false
+        for (let i = 0; i < sources.length; i++) {
+          const s = sources[i].source
+          const end = yield* s.latestOffset(this.#committed[i], s.defaultReadLimit())
+          ends.push(end)
+          if (!sameOffset(end, this.#committed[i])) hasData = true
+        }
+        const latestOffsetMs = (yield* Clock.currentTimeMillis) - t0
+        if (!hasData) {
+          yield* this.reportIdle(startMs)
+          return "idle" as StepResult
+        }
+        this.#dataAvailable = true
+        const batchTimestampMs = yield* Clock.currentTimeMillis
+        const batch: PendingBatch = {
+          batchId: this.#currentBatchId,
+          end: ends,
+          batchTimestampMs,
+          watermarkMs: this.#watermarkMs
+        }
+        const w0 = yield* Clock.currentTimeMillis
+        yield* this.#offsetLog.add(batch.batchId, {
+          metadata: { batchWatermarkMs: batch.watermarkMs, batchTimestampMs, conf: this.relevantConf() },
+          offsets: ends
+        })
+        const walCommitMs = (yield* Clock.currentTimeMillis) - w0
+        yield* this.runBatch(batch, startMs, { latestOffset: latestOffsetMs, walCommit: walCommitMs })
+        return "ran" as StepResult
+      } finally {
+        this.#triggerActive = false
+      }
+    })
+  }
+
+  private relevantConf(): Record<string, string> {
+    const conf: Record<string, string> = {}
+    for (const k of RELEVANT_CONFS) {
+      const v = this.config.state.conf.get(k)
+      if (v !== undefined) conf[k] = v
+    }
+    return conf
+  }
+
+  private reportIdle(startMs: number): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function* () {
+      this.#statusMessage = "Waiting for data to arrive"
+      this.#dataAvailable = false
+      this.#noNewData = true
+      this.#idleEpoch++
+      this.notify()
+      const last = this.#lastIdleEventMs ?? this.#lastTriggerStartMs
+      if (last === undefined || startMs - last >= NO_DATA_EVENT_INTERVAL_MS) {
+        this.#lastIdleEventMs = startMs
+        const event = { id: this.id, runId: this.runId, timestamp: iso(startMs) }
+        for (const l of this.config.listeners()) {
+          if (l.onQueryIdle !== undefined) yield* runCallback(() => l.onQueryIdle!(event))
+        }
+      }
+    })
+  }
+
+  private runBatch(
+    batch: PendingBatch,
+    triggerStartMs: number,
+    durations: Record<string, number>
+  ): Effect.Effect<void, unknown> {
+    return Effect.gen({ self: this }, function* () {
+      this.#statusMessage = "Processing new data"
+      const sources = this.config.sources
+      const rowsByKey = new Map<string, ReadonlyArray<InternalRow>>()
+      const perSource: Array<number> = []
+      const g0 = yield* Clock.currentTimeMillis
+      for (let i = 0; i < sources.length; i++) {
+        const { key, source } = sources[i]
+        const rows = sameOffset(this.#committed[i], batch.end[i])
+          ? []
+          : yield* source.getBatch(this.#committed[i], batch.end[i])
+        rowsByKey.set(key, rows)
+        perSource.push(rows.length)
+      }
+      const getBatchMs = (yield* Clock.currentTimeMillis) - g0
+      const a0 = yield* Clock.currentTimeMillis
+      const rows = yield* Execute.execute(this.physical, {
+        currentTimestampMs: batch.batchTimestampMs,
+        readRelation: readRelation(this.config.state),
+        streamingRows: (rel) => Effect.succeed(rowsByKey.get(rel.sourceKey) ?? [])
+      })
+      yield* this.config.sink.addBatch({
+        batchId: batch.batchId,
+        schema: this.outputSchema,
+        rows,
+        outputMode: this.config.outputMode
+      })
+      const addBatchMs = (yield* Clock.currentTimeMillis) - a0
+      const c0 = yield* Clock.currentTimeMillis
+      yield* this.#commitLog.add(batch.batchId, { nextBatchWatermarkMs: this.#watermarkMs })
+      for (let i = 0; i < sources.length; i++) yield* sources[i].source.commit(batch.end[i])
+      const start = this.#committed
+      this.#committed = batch.end.slice()
+      const minBatchesToRetain = Number(this.config.state.conf.get("spark.sql.streaming.minBatchesToRetain") ?? "100")
+      const threshold = batch.batchId + 1 - minBatchesToRetain
+      if (threshold > 0) {
+        yield* this.#offsetLog.purge(threshold)
+        yield* this.#commitLog.purge(threshold)
+      }
+      const commitOffsetsMs = (yield* Clock.currentTimeMillis) - c0
+      this.#currentBatchId = batch.batchId + 1
+      const endMs = yield* Clock.currentTimeMillis
+      yield* this.reportProgress(batch, triggerStartMs, endMs, start, perSource, rows.length, {
+        ...durations,
+        getBatch: getBatchMs,
+        queryPlanning: 0,
+        addBatch: addBatchMs,
+        commitOffsets: commitOffsetsMs,
+        triggerExecution: endMs - triggerStartMs
+      })
+      this.#noNewData = false
+      this.notify()
+    })
+  }
+
+  private reportProgress(
+    batch: PendingBatch,
+    triggerStartMs: number,
+    endMs: number,
+    start: ReadonlyArray<Offset>,
+    perSource: ReadonlyArray<number>,
+    numOutputRows: number,
+    durationMs: Record<string, number>
+  ): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function* () {
+      const numInputRows = perSource.reduce((a, b) => a + b, 0)
+      const sinceLast = this.#lastTriggerStartMs === undefined ? undefined : triggerStartMs - this.#lastTriggerStartMs
+      const inputRate = (n: number) => (sinceLast === undefined || sinceLast <= 0 ? Number.NaN : (n * 1000) / sinceLast)
+      const processed = (n: number) => {
+        const d = durationMs.triggerExecution
+        return d > 0 ? (n * 1000) / d : Number.NaN
+      }
+      this.#lastTriggerStartMs = triggerStartMs
+      const sources: Array<SourceProgress> = this.config.sources.map(({ source }, i) => ({
+        description: source.description,
+        startOffset: start[i] ?? null,
+        endOffset: batch.end[i] ?? null,
+        latestOffset: batch.end[i] ?? null,
+        numInputRows: perSource[i],
+        inputRowsPerSecond: inputRate(perSource[i]),
+        processedRowsPerSecond: processed(perSource[i]),
+        metrics: {}
+      }))
+      const progress: StreamingQueryProgress = {
+        id: this.id,
+        runId: this.runId,
+        name: this.name,
+        timestamp: iso(triggerStartMs),
+        batchId: batch.batchId,
+        batchDuration: endMs - triggerStartMs,
+        numInputRows,
+        inputRowsPerSecond: inputRate(numInputRows),
+        processedRowsPerSecond: processed(numInputRows),
+        durationMs,
+        eventTime: this.hasWatermark() ? { watermark: iso(this.#watermarkMs) } : {},
+        stateOperators: [],
+        sources,
+        sink: { description: this.config.sink.description, numOutputRows, metrics: {} },
+        observedMetrics: {}
+      }
+      const limit = Number(this.config.state.conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100")
+      this.#progress.push(progress)
+      while (this.#progress.length > limit) this.#progress.shift()
+      for (const l of this.config.listeners()) {
+        if (l.onQueryProgress !== undefined) yield* runCallback(() => l.onQueryProgress!({ progress }))
+      }
+    })
+  }
+
+  private hasWatermark(): boolean {
+    let found = false
+    Plan.foreach(this.config.analyzed, (p) => {
+      if (p._tag === "EventTimeWatermark") found = true
+    })
+    return found
+  }
+
+  /** Resolves when a source may have data, the query is woken, or the poll delay passes. */
+  private waitForData(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const waits: Array<Effect.Effect<void>> = [Deferred.await(this.#wake), Effect.sleep(POLLING_DELAY_MS)]
+      for (const { source } of this.config.sources) if (source.awaitData !== undefined) waits.push(source.awaitData())
+      return Effect.raceAll(waits)
+    })
+  }
+
+  // ---- the handle -----------------------------------------------------------------------
+
+  isActive(): Effect.Effect<boolean> {
+    return Effect.sync(() => this.#active)
+  }
+
+  status(): Effect.Effect<StreamingQueryStatus> {
+    return Effect.sync(() => ({
+      message: this.#statusMessage,
+      isDataAvailable: this.#dataAvailable,
+      isTriggerActive: this.#triggerActive
+    }))
+  }
+
+  lastProgress(): Effect.Effect<StreamingQueryProgress | null> {
+    return Effect.sync(() => this.#progress[this.#progress.length - 1] ?? null)
+  }
+
+  recentProgress(): Effect.Effect<ReadonlyArray<StreamingQueryProgress>> {
+    return Effect.sync(() => this.#progress.slice())
+  }
+
+  processAllAvailable(): Effect.Effect<void, StreamingQueryError> {
+    const self = this
+    return Effect.gen(function* () {
+      if (self.#error !== null) return yield* self.#error
+      if (!self.#active) return
+      self.#noNewData = false
+      const wake = self.#wake
+      self.#wake = Deferred.makeUnsafe<void>()
+      Deferred.doneUnsafe(wake, Effect.void)
+      for (;;) {
+        const changed = self.#changed
+        yield* Deferred.await(changed)
+        const error = self.currentError()
+        if (error !== null) return yield* error
+        if (!self.#active || (self.#noNewData && self.#pending === undefined)) return
+      }
+    })
+  }
+
+  awaitTermination(timeoutMs?: number): Effect.Effect<boolean, StreamingQueryError> {
+    const self = this
+    return Effect.gen(function* () {
+      if (timeoutMs === undefined) {
+        yield* Deferred.await(self.#terminated)
+      } else {
+        const done = yield* Deferred.await(self.#terminated).pipe(Effect.timeoutOption(timeoutMs))
+        if (done._tag === "None") return false
+      }
+      const error = self.currentError()
+      if (error !== null) return yield* error
+      return true
+    })
+  }
+
+  stop(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const fiber = this.#fiber
+      if (fiber === undefined) return Effect.void
+      return Effect.andThen(Fiber.interrupt(fiber), Deferred.await(this.#terminated))
+    })
+  }
+
+  private currentError(): StreamingQueryError | null {
+    return this.#error
+  }
+
+  exception(): Effect.Effect<StreamingQueryError | null> {
+    return Effect.sync(() => this.#error)
+  }
+
+  explain(_extended = false): Effect.Effect<string> {
+    return Effect.sync(() => this.#lastExplain)
+  }
+
+  /** @internal the attributes of the plan's output, for sinks that need them. */
+  outputAttributes(): ReadonlyArray<AttributeReference> {
+    return Analyzer.output(this.config.analyzed)
+  }
+
+  toString(): string {
+    return `Streaming Query ${this.name ?? ""} [id = ${this.id}, runId = ${this.runId}] [state = ${this.#active ? "ACTIVE" : "TERMINATED"}]`
+  }
+}
+
+/** The `sourceKey`s of a plan's streaming leaves, in a fixed walk order (source index = position). */
+export const streamingSourceKeys = (plan: Plan.LogicalPlan): ReadonlyArray<Plan.StreamingRelation> => {
+  const seen = new Map<string, Plan.StreamingRelation>()
+  Plan.foreach(plan, (p) => {
+    if (p._tag === "StreamingRelation" && !seen.has(p.sourceKey)) seen.set(p.sourceKey, p)
+  })
+  return [...seen.values()]
+}
+
