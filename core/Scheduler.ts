@@ -24,7 +24,9 @@ export type StepResult = "ran" | "idle" | "stop"
 export const runTrigger = <E, R>(
   trigger: Trigger,
   step: Effect.Effect<StepResult, E, R>,
-  waitForData: Effect.Effect<void, never, R>
+  waitForData: Effect.Effect<void, never, R>,
+  /** How the loop waits for the next trigger time (the engine wraps it to report "waiting"). */
+  sleep: (ms: number) => Effect.Effect<void, never, R> = (ms) => Effect.sleep(ms)
 ): Effect.Effect<void, E, R> => {
   switch (trigger._tag) {
     case "Once":
@@ -52,7 +54,7 @@ export const runTrigger = <E, R>(
           }
           const now = yield* Clock.currentTimeMillis
           const next = nextBatchTime(start, interval)
-          if (now < next) yield* Effect.sleep(next - now)
+          if (now < next) yield* sleep(next - now)
           else yield* Effect.yieldNow
         }
       })

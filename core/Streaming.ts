@@ -62,7 +62,9 @@ export interface MicroBatchSource {
   readonly prepareForTriggerAvailableNow?: () => Effect.Effect<void, ConnectorError>
   /**
    * Resolves when the source may have new data (for the default trigger, so that the engine
-   * does not poll). Sources that cannot tell omit it; the engine then polls on the clock.
+   * does not poll). It must capture its signal when called, not when the effect runs: the
+   * engine calls it, then asks `latestOffset` again, then waits. Sources that cannot tell omit
+   * it; the engine then polls on the clock.
    */
   readonly awaitData?: () => Effect.Effect<void>
   /** Releases what the source holds (connections, files). */

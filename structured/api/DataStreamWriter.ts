@@ -38,7 +38,6 @@ import {
 } from "../../core/Streaming.ts"
 import { Trigger } from "../../core/Trigger.ts"
 import { checkForStreaming } from "../../core/UnsupportedOperationChecker.ts"
-import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { MicroBatchExecution, type SourceBinding, streamingSourceKeys } from "../execution/MicroBatchExecution.ts"
 import { DataFrame } from "./DataFrame.ts"
@@ -220,7 +219,7 @@ const startQuery = <R>(
 ): Effect.Effect<StreamingQuery, AnalysisError | CheckpointError | ConnectorError> =>
   Effect.gen(function* () {
     const state = df.state
-    const fs = NodeCheckpointFileSystem
+    const fs = state.checkpointFileSystem
     if (df.buildError !== undefined) return yield* df.buildError
     const analyzed = yield* Effect.fromResult(QE.analyze(state, df.plan))
     if (!Plan.isStreaming(analyzed)) {

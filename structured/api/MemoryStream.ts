@@ -78,7 +78,8 @@ export class MemoryStream<A> {
         typeof json === "number" && Number.isInteger(json) && json >= -1
           ? Effect.succeed(json)
           : Effect.fail(badOffset(json)),
-      awaitData: () => Effect.suspend(() => Deferred.await(this.#dataArrived)),
+      // Captures the current signal when called (not when run), so data added in between is seen.
+      awaitData: () => Deferred.await(this.#dataArrived),
       stop: () => Effect.void
     }
     state.memorySources.set(this.#sourceKey, this.source)

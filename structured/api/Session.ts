@@ -20,6 +20,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Schema } from "effect"
+import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import * as T from "../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import * as E from "../../core/Expression.ts"
@@ -42,6 +43,11 @@ export interface SessionOptions {
   readonly stateStore?: "duckdb" | "memory"
   /** Where queries started without `checkpointLocation` keep their checkpoints. */
   readonly checkpointRoot?: string
+  /**
+   * The file system checkpoints go through (advanced: tests wrap it to crash at exact points of
+   * the commit protocol). Defaults to `node:fs`.
+   */
+  readonly checkpointFileSystem?: CheckpointFileSystem
 }
 
 /** `spark.conf`: Spark's runtime configuration. Reading and changing it are actions. */
@@ -245,6 +251,7 @@ export class Session extends Context.Service<Session, SessionShape>()("tributary
         for (const [k, v] of Object.entries(options.conf ?? {})) conf[k] = String(v)
         const state = State.make(conf)
         state.checkpointRoot = options.checkpointRoot
+        if (options.checkpointFileSystem !== undefined) state.checkpointFileSystem = options.checkpointFileSystem
         state.queries.scope = yield* Effect.scope
         // Releasing the session stops its queries (their fibers live in this scope) and forgets them.
         yield* Effect.addFinalizer(() =>

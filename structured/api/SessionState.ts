@@ -11,6 +11,8 @@ import type { AttributeReference } from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { Scope } from "effect"
+import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
+import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
 import type { MicroBatchSource, SessionTables } from "../../core/Streaming.ts"
 import type { StreamingQuery } from "./StreamingQuery.ts"
 import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
@@ -74,6 +76,8 @@ export interface SessionState {
   /** Where queries without `checkpointLocation` keep checkpoints. */
   checkpointRoot: string | undefined
   readonly queries: QueryRegistry
+  /** The file system checkpoints are written through (`node:fs` by default). */
+  checkpointFileSystem: CheckpointFileSystem
 }
 
 export const TABLE_FORMAT = "__tributary_table"
@@ -116,7 +120,8 @@ export const make = (conf: Readonly<Record<string, string>> = {}): SessionState 
     memorySources: new Map(),
     sessionTables,
     checkpointRoot: undefined,
-    queries: { active: new Map(), listeners: [], terminated: [], anyTerminated: signal(), scope: undefined }
+    queries: { active: new Map(), listeners: [], terminated: [], anyTerminated: signal(), scope: undefined },
+    checkpointFileSystem: NodeCheckpointFileSystem
   }
 }
 

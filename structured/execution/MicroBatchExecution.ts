@@ -129,6 +129,11 @@ export class MicroBatchExecution implements StreamingQuery {
   #noNewData = false
   #changed = Deferred.makeUnsafe<void>()
   #wake = Deferred.makeUnsafe<void>()
+  /** `processAllAvailable` calls, and how many of them the loop has seen (a wake-up is never lost). */
+  #wakeRequests = 0
+  #wakeSeen = 0
+  /** True while the loop is blocked waiting for data or for the next trigger time. */
+  #waiting = false
 
   #currentBatchId = 0
   #committed: Array<Offset> = []
@@ -137,6 +142,8 @@ export class MicroBatchExecution implements StreamingQuery {
   #lastTriggerStartMs: number | undefined
   #lastIdleEventMs: number | undefined
   #lastExplain: string
+  /** `Trigger.AvailableNow`: per source, the end fixed at start for sources that cannot cap themselves. */
+  #availableNowTargets: Array<Offset | undefined> = []
 
   readonly #offsetLog: MetadataLog.MetadataLog<MetadataLog.OffsetSeq>
   readonly #commitLog: MetadataLog.MetadataLog<MetadataLog.CommitMetadata>
@@ -166,7 +173,10 @@ export class MicroBatchExecution implements StreamingQuery {
     const self = this
     const body = Effect.gen(function* () {
       yield* self.initialize()
-      yield* runTrigger(self.config.trigger, self.step(), self.waitForData())
+      if (self.config.trigger._tag === "AvailableNow") yield* self.prepareAvailableNow()
+      yield* runTrigger(self.config.trigger, self.step(), self.waiting(self.waitForData()), (ms) =>
+        self.waiting(Effect.sleep(ms), "Waiting for next trigger")
+      )
     })
     return body.pipe(
       Effect.onExit((exit) => self.finish(exit)),
@@ -278,6 +288,28 @@ export class MicroBatchExecution implements StreamingQuery {
     })
   }
 
+  /**
+   * Spark's `AvailableNow`: sources that support it fix their own end and keep their read
+   * limits; for the others (Spark's `AvailableNowDataStreamWrapper`) everything available now
+   * is read in one batch.
+   */
+  private prepareAvailableNow(): Effect.Effect<void, ConnectorError> {
+    return Effect.gen({ self: this }, function* () {
+      const sources = this.config.sources
+      this.#availableNowTargets = []
+      for (let i = 0; i < sources.length; i++) {
+        const s = sources[i].source
+        if (s.prepareForTriggerAvailableNow !== undefined) {
+          yield* s.prepareForTriggerAvailableNow()
+          this.#availableNowTargets.push(undefined)
+        } else {
+          const start = this.#pending?.end[i] ?? this.#committed[i]
+          this.#availableNowTargets.push(yield* s.latestOffset(start, { _tag: "AllAvailable" }))
+        }
+      }
+    })
+  }
+
   // ---- one trigger ----------------------------------------------------------------------
 
   private step(): Effect.Effect<StepResult, unknown> {
@@ -298,7 +330,8 @@ export class MicroBatchExecution implements StreamingQuery {
         let hasData = false
         for (let i = 0; i < sources.length; i++) {
           const s = sources[i].source
-          const end = yield* s.latestOffset(this.#committed[i], s.defaultReadLimit())
+          const target = this.#availableNowTargets[i]
+          const end = target !== undefined ? target : yield* s.latestOffset(this.#committed[i], s.defaultReadLimit())
           ends.push(end)
           if (!sameOffset(end, this.#committed[i])) hasData = true
         }
@@ -478,12 +511,66 @@ export class MicroBatchExecution implements StreamingQuery {
     return found
   }
 
-  /** Resolves when a source may have data, the query is woken, or the poll delay passes. */
+  /** Marks the loop as waiting while `wait` runs (for `awaitQuiescent`). */
+  private waiting<E>(wait: Effect.Effect<void, E>, message?: string): Effect.Effect<void, E> {
+    return Effect.suspend(() => {
+      this.#waiting = true
+      if (message !== undefined) this.#statusMessage = message
+      this.notify()
+      return wait
+    }).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          this.#waiting = false
+        })
+      )
+    )
+  }
+
+  /**
+   * Waits until the loop is blocked (waiting for data or for the next trigger time) with no
+   * batch pending, or has ended. With a test clock and a processing-time trigger this is how a
+   * test knows a batch that `TestClock.adjust` released has finished.
+   */
+  awaitQuiescent(): Effect.Effect<void, StreamingQueryError> {
+    const self = this
+    return Effect.gen(function* () {
+      for (;;) {
+        const error = self.currentError()
+        if (error !== null) return yield* error
+        if (!self.#active || (self.#waiting && self.#pending === undefined)) return
+        yield* Deferred.await(self.#changed)
+      }
+    })
+  }
+
+  /**
+   * Resolves when a source may have data, the query is woken, or the poll delay passes. The
+   * signals are captured before the sources are asked again, so data or a wake-up that arrives
+   * in between is never lost.
+   */
   private waitForData(): Effect.Effect<void> {
     return Effect.suspend(() => {
-      const waits: Array<Effect.Effect<void>> = [Deferred.await(this.#wake), Effect.sleep(POLLING_DELAY_MS)]
-      for (const { source } of this.config.sources) if (source.awaitData !== undefined) waits.push(source.awaitData())
-      return Effect.raceAll(waits)
+      const waits: Array<Effect.Effect<void>> = [Deferred.await(this.#wake)]
+      const signalling: Array<number> = []
+      this.config.sources.forEach(({ source }, i) => {
+        if (source.awaitData !== undefined) {
+          waits.push(source.awaitData())
+          signalling.push(i)
+        }
+      })
+      if (this.#wakeRequests !== this.#wakeSeen) {
+        this.#wakeSeen = this.#wakeRequests
+        return Effect.void
+      }
+      waits.push(Effect.sleep(POLLING_DELAY_MS))
+      return Effect.flatMap(
+        Effect.forEach(signalling, (i) => {
+          const s = this.config.sources[i].source
+          return Effect.map(s.latestOffset(this.#committed[i], s.defaultReadLimit()), (end) => !sameOffset(end, this.#committed[i]))
+        }),
+        (changed) => (changed.some((c) => c) ? Effect.void : Effect.raceAll(waits))
+      ).pipe(Effect.catch(() => Effect.void)) // a failing source shows its error in the next step
     })
   }
 
@@ -515,6 +602,7 @@ export class MicroBatchExecution implements StreamingQuery {
       if (self.#error !== null) return yield* self.#error
       if (!self.#active) return
       self.#noNewData = false
+      self.#wakeRequests++
       const wake = self.#wake
       self.#wake = Deferred.makeUnsafe<void>()
       Deferred.doneUnsafe(wake, Effect.void)

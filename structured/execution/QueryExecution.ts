@@ -17,6 +17,7 @@ import * as Execute from "../physical/Execute.ts"
 import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
 import * as Planner from "../physical/Planner.ts"
 import type { SparkPlan } from "../physical/SparkPlan.ts"
+import { checkForBatch } from "../../core/UnsupportedOperationChecker.ts"
 import * as State from "../api/SessionState.ts"
 
 export interface QueryExecution {
@@ -109,12 +110,8 @@ export const run = (
 ): Effect.Effect<{ readonly schema: T.StructType; readonly rows: ReadonlyArray<InternalRow> }, AnalysisError | ConnectorError> =>
   Effect.gen(function* () {
     const qe = yield* Effect.fromResult(prepare(state, plan))
-    if (Plan.isStreaming(qe.analyzed)) {
-      return yield* new AnalysisError({
-        reason: "UnsupportedOperation",
-        message: "Queries with streaming sources must be executed with writeStream.start()"
-      })
-    }
+    const unsupported = checkForBatch(qe.analyzed)
+    if (unsupported !== undefined) return yield* unsupported
     const now = yield* Clock.currentTimeMillis
     const rows = yield* Execute.execute(qe.physical, { currentTimestampMs: now, readRelation: readRelation(state) })
     return { schema: Analyzer.schemaOf(qe.analyzed), rows }

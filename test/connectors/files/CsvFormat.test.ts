@@ -1,10 +1,10 @@
 import { Effect } from "effect"
 import * as path from "node:path"
-import { beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as T from "../../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../../core/Errors.ts"
 import { CsvFormat } from "../../../connectors/files/CsvFormat.ts"
-import { describeSchema, failure, load, tempDir, writeFiles } from "./helpers.ts"
+import { describeSchema, failure, load, removeDir, tempDir, writeFiles } from "./helpers.ts"
 
 let dir = ""
 const p = (rel: string): string => path.join(dir, rel)
@@ -37,6 +37,8 @@ beforeAll(async () => {
     "escape-quote.csv": '"say ""hi"""\n'
   })
 })
+
+afterAll(() => removeDir(dir))
 
 describe("csv without options", () => {
   it("names columns _c0, _c1, … and reads every value as a string", async () => {

@@ -1,12 +1,12 @@
 import { Effect } from "effect"
 import * as path from "node:path"
-import { beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as T from "../../../core/DataType.ts"
 import { AnalysisError } from "../../../core/Errors.ts"
 import { globToRegExp, listFiles } from "../../../connectors/files/FileListing.ts"
 import { JsonFormat } from "../../../connectors/files/JsonFormat.ts"
 import { TextFormat } from "../../../connectors/files/TextFormat.ts"
-import { describeSchema, failure, load, tempDir, writeFiles } from "./helpers.ts"
+import { describeSchema, failure, load, removeDir, tempDir, writeFiles } from "./helpers.ts"
 
 let dir = ""
 const p = (rel: string): string => path.join(dir, rel)
@@ -57,6 +57,8 @@ beforeAll(async () => {
     "jsonpart/k=1/f.json": '{"v": 1, "k": "data"}\n'
   })
 })
+
+afterAll(() => removeDir(dir))
 
 describe("paths", () => {
   it("reads the files directly inside a directory, skipping _ and . names and ._COPYING_", async () => {

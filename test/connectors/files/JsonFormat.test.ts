@@ -1,11 +1,11 @@
 import { Effect } from "effect"
 import * as path from "node:path"
 import { gzipSync } from "node:zlib"
-import { beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as T from "../../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../../core/Errors.ts"
 import { JsonFormat } from "../../../connectors/files/JsonFormat.ts"
-import { describeSchema, failure, load, tempDir, writeFiles } from "./helpers.ts"
+import { describeSchema, failure, load, removeDir, tempDir, writeFiles } from "./helpers.ts"
 
 let dir = ""
 const p = (rel: string): string => path.join(dir, rel)
@@ -38,6 +38,8 @@ beforeAll(async () => {
     "maps.json": '{"m": {"k": 1, "j": null}, "b": "AQI="}\n{"m": {"k": "x"}, "b": "***"}\n'
   })
 })
+
+afterAll(() => removeDir(dir))
 
 describe("json inference", () => {
   it("infers long, double, boolean, string, arrays and structs with fields sorted by name", async () => {

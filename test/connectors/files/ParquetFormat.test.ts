@@ -1,11 +1,11 @@
 import { Effect } from "effect"
 import * as path from "node:path"
-import { beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as T from "../../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../../core/Errors.ts"
 import { ParquetFormat } from "../../../connectors/files/ParquetFormat.ts"
 import * as DuckDB from "../../../state/DuckDB.ts"
-import { describeSchema, failure, load, tempDir, writeFiles } from "./helpers.ts"
+import { describeSchema, failure, load, removeDir, tempDir, writeFiles } from "./helpers.ts"
 
 let dir = ""
 const p = (rel: string): string => path.join(dir, rel)
@@ -43,6 +43,8 @@ beforeAll(async () => {
   await writeParquet("table/year=2020/part-0.parquet", "SELECT 1::INTEGER AS id")
   await writeParquet("table/year=2021/part-0.parquet", "SELECT 2::INTEGER AS id")
 })
+
+afterAll(() => removeDir(dir))
 
 describe("parquet", () => {
   it("maps DuckDB's types to Spark's and reads every column as nullable", async () => {

@@ -1,9 +1,9 @@
 import * as path from "node:path"
-import { beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as T from "../../../core/DataType.ts"
 import { AnalysisError } from "../../../core/Errors.ts"
 import { TextFormat } from "../../../connectors/files/TextFormat.ts"
-import { describeSchema, failure, load, tempDir, writeFiles } from "./helpers.ts"
+import { describeSchema, failure, load, removeDir, tempDir, writeFiles } from "./helpers.ts"
 
 let dir = ""
 const p = (rel: string): string => path.join(dir, rel)
@@ -25,6 +25,8 @@ beforeAll(async () => {
     "globby/yz.txt": "zed\n"
   })
 })
+
+afterAll(() => removeDir(dir))
 
 describe("text", () => {
   it("reads one row per line into a single value column, keeping empty lines", async () => {

@@ -9,6 +9,9 @@ import type { InternalRow } from "../../../core/Row.ts"
 /** A fresh temporary directory. */
 export const tempDir = (): Promise<string> => fs.mkdtemp(path.join(os.tmpdir(), "tributary-files-"))
 
+/** Removes a temporary directory and everything in it. */
+export const removeDir = (dir: string): Promise<void> => fs.rm(dir, { recursive: true, force: true })
+
 /** Writes files (relative path → content) below `root`, creating directories. */
 export const writeFiles = async (root: string, files: Record<string, string | Uint8Array>): Promise<void> => {
   for (const [rel, content] of Object.entries(files)) {
