@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts", ".tmp/*.test.ts"],
+    include: ["test/**/*.test.ts"],
     exclude: ["test/deno/**", "node_modules/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -5,9 +5,20 @@
  * Workload 1 — batch group-by: N rows of { user, amount } over 10 000 users; count and sum of
  * amount per user, three ways: tributary's batch engine, a hand-written JavaScript loop
  * (one Map), and DuckDB SQL over the same rows already inside DuckDB.
+ *
+ * Workload 2 — tiny micro-batches: one row per batch, MemoryStream → noop, batches per second,
+ * against the floor of the protocol itself (the same two atomic checkpoint writes per batch,
+ * offsets and commit, done by hand).
+ *
+ * Workload 3 — a stateless streaming pipeline (filter, withColumn, select) over 1 M rows in
+ * 10 micro-batches, MemoryStream → noop, against a hand-written loop doing the same work.
  */
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Effect, Schema } from "effect"
-import { F, Session } from "../mod.ts"
+import { F, MemoryStream, Session } from "../mod.ts"
+import { NodeCheckpointFileSystem } from "../state/NodeCheckpointFileSystem.ts"
 import * as DuckDB from "../state/DuckDB.ts"
 import * as T from "../core/DataType.ts"
 
@@ -25,7 +36,7 @@ const makeRows = (): Array<Sale> => {
   let seed = 42
   for (let i = 0; i < N; i++) {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff
-    rows[i] = { user: `u${seed % USERS}`, amount: seed % 100 }
+    rows[i] = { user: `u${(seed >>> 4) % USERS}`, amount: seed % 100 }
   }
   return rows
 }
@@ -57,7 +68,7 @@ const handWritten = (rows: ReadonlyArray<Sale>): number => {
 
 const rate = (ms: number): string => `${((N / ms) * 1000 / 1e6).toFixed(2)} M rows/s`
 
-const main = Effect.gen(function* () {
+const batchGroupBy = Effect.gen(function* () {
   const spark = yield* Session
   const rows = makeRows()
   const df = spark.createDataFrame(rows, Schema.Struct({ user: Schema.String, amount: Schema.Int }))
@@ -83,4 +94,95 @@ const main = Effect.gen(function* () {
   console.log(`  ratio tributary / DuckDB SQL (throughput):        ${(duckMs / tributaryMs).toFixed(3)}`)
 })
 
-await Effect.runPromise(main.pipe(Effect.provide(Session.layer())))
+const TINY_BATCHES = Number(process.env.BENCH_TINY_BATCHES ?? 200)
+
+const tinyBatches = Effect.gen(function* () {
+  const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tributary-bench-")))
+  const input = yield* MemoryStream.make(Schema.Struct({ n: Schema.Int }))
+  const query = yield* input.toDF().writeStream.format("noop").option("checkpointLocation", join(dir, "q")).start()
+  const t0 = performance.now()
+  for (let i = 0; i < TINY_BATCHES; i++) {
+    yield* input.addData([{ n: i }])
+    yield* query.processAllAvailable()
+  }
+  const engineMs = performance.now() - t0
+  yield* query.stop()
+  const fs = NodeCheckpointFileSystem
+  const t1 = performance.now()
+  for (let i = 0; i < TINY_BATCHES; i++) {
+    yield* fs.writeAtomic(join(dir, "floor", "offsets", String(i)), `v1\n{"batchWatermarkMs":0}\n${i}`, false)
+    yield* fs.writeAtomic(join(dir, "floor", "commits", String(i)), `v1\n{"nextBatchWatermarkMs":0}`, false)
+  }
+  const floorMs = performance.now() - t1
+  yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  const perSec = (ms: number) => (TINY_BATCHES * 1000) / ms
+  console.log(`tiny micro-batches: ${TINY_BATCHES} batches of 1 row, MemoryStream → noop`)
+  console.log(`  tributary                 ${perSec(engineMs).toFixed(0)} batches/s`)
+  console.log(`  protocol floor (2 writes) ${perSec(floorMs).toFixed(0)} batches/s`)
+  console.log(`  ratio tributary / floor: ${(floorMs / engineMs).toFixed(3)}`)
+})
+
+const STREAM_ROWS = Number(process.env.BENCH_STREAM_ROWS ?? 1_000_000)
+const STREAM_BATCHES = 10
+
+interface Event {
+  readonly user: string
+  readonly amount: number
+}
+
+const handStateless = (batches: ReadonlyArray<ReadonlyArray<Event>>): number => {
+  let out = 0
+  for (const batch of batches) {
+    const rows: Array<{ user: string; doubled: number }> = []
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i]
+      if (r.amount > 10) rows.push({ user: r.user, doubled: r.amount * 2 })
+    }
+    out += rows.length
+  }
+  return out
+}
+
+const stateless = Effect.gen(function* () {
+  const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tributary-bench-")))
+  const per = STREAM_ROWS / STREAM_BATCHES
+  const batches: Array<Array<Event>> = []
+  let seed = 7
+  for (let b = 0; b < STREAM_BATCHES; b++) {
+    const rows = new Array<Event>(per)
+    for (let i = 0; i < per; i++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      rows[i] = { user: `u${seed % 1000}`, amount: seed % 100 }
+    }
+    batches.push(rows)
+  }
+  const input = yield* MemoryStream.make(Schema.Struct({ user: Schema.String, amount: Schema.Int }))
+  const df = input
+    .toDF()
+    .where(F.col("amount").gt(10))
+    .withColumn("doubled", F.col("amount").multiply(2))
+    .select("user", "doubled")
+  const query = yield* df.writeStream.format("noop").option("checkpointLocation", join(dir, "q")).start()
+  const t0 = performance.now()
+  for (const b of batches) {
+    yield* input.addData(b)
+    yield* query.processAllAvailable()
+  }
+  const engineMs = performance.now() - t0
+  yield* query.stop()
+  const handMs = yield* Effect.promise(() => best(() => handStateless(batches)))
+  yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  const rate = (ms: number) => `${((STREAM_ROWS / ms) * 1000 / 1e6).toFixed(2)} M rows/s`
+  console.log(`stateless streaming pipeline: ${STREAM_ROWS} rows in ${STREAM_BATCHES} micro-batches (filter, withColumn, select → noop)`)
+  console.log(`  tributary         ${engineMs.toFixed(1)} ms  ${rate(engineMs)}`)
+  console.log(`  hand-written loop ${handMs.toFixed(1)} ms  ${rate(handMs)}`)
+  console.log(`  ratio tributary / hand-written loop (throughput): ${(handMs / engineMs).toFixed(3)}`)
+})
+
+await Effect.runPromise(
+  Effect.gen(function* () {
+    yield* batchGroupBy
+    yield* tinyBatches
+    yield* stateless
+  }).pipe(Effect.provide(Session.layer()))
+)

@@ -54,11 +54,17 @@ export const toInternal = (t: DataType): ToInternal => {
     case "struct": {
       const names = t.fields.map((f) => f.name)
       const convs = t.fields.map((f) => toInternal(f.dataType))
+      // Fields whose values are the same inside and out are copied without a call.
+      const plain = convs.map((c) => c === identity)
+      const n = names.length
       return (v) => {
         if (v === null || v === undefined) return null
         const o = v as Record<string, unknown>
-        const out = new Array<unknown>(names.length)
-        for (let i = 0; i < names.length; i++) out[i] = convs[i](o[names[i]])
+        const out = new Array<unknown>(n)
+        for (let i = 0; i < n; i++) {
+          const x = o[names[i]]
+          out[i] = plain[i] ? (x === undefined ? null : x) : convs[i](x)
+        }
         return out
       }
     }

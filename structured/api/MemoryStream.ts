@@ -66,12 +66,11 @@ export class MemoryStream<A> {
       latestOffset: () => Effect.sync(() => batches.length - 1),
       getBatch: (start: Offset, end: Offset) =>
         Effect.sync(() => {
-          const out: Array<InternalRow> = []
-          for (let i = (start as number) + 1; i <= (end as number); i++) {
-            const b = batches[i]
-            if (b !== undefined) for (const r of b) out.push(r)
-          }
-          return out
+          const from = (start as number) + 1
+          const to = end as number
+          // One addData per batch is the common case: hand its rows over without copying.
+          if (from === to) return batches[from] ?? []
+          return batches.slice(from, to + 1).flat()
         }),
       commit: () => Effect.void,
       decodeOffset: (json: unknown) =>

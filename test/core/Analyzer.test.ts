@@ -314,7 +314,7 @@ describe("type coercion (non-ANSI)", () => {
         ).split("\n")[0]
       )
     ).toBe(
-      "Project [flag#900008 AS (flag = 1)#g1, NOT flag#900008 AS (flag = 0)#g2, (isnotnull(flag#900008) AND flag#900008) AS (flag <=> 1)#g3, (cast(flag#900008 as int) = a#900001) AS (flag = a)#g4, NOT flag#900008 AS (flag != 1)#g5]"
+      "Project [flag#900008 AS (flag = 1)#g1, NOT flag#900008 AS (flag = 0)#g2, (isnotnull(flag#900008) AND flag#900008) AS (flag <=> 1)#g3, (cast(flag#900008 as int) = a#900001) AS (flag = a)#g4, NOT flag#900008 AS (NOT (flag = 1))#g5]"
     )
   })
 

@@ -7,7 +7,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Console, Effect, Schema } from "effect"
-import { F, Session } from "../../mod.ts"
+import { F, MemoryStream, Session } from "../../mod.ts"
+import * as DuckDB from "../../state/DuckDB.ts"
 
 const run = <A, E>(effect: Effect.Effect<A, E, Session>): Promise<A> =>
   Effect.runPromise(effect.pipe(Effect.provide(Session.layer())))
@@ -41,7 +42,7 @@ Deno.test("a batch DataFrame filters, aggregates and collects", async () => {
   ])
 })
 
-Deno.test("spark.read.json reads a file through DuckDB", async () => {
+Deno.test("spark.read.json reads and infers a JSON Lines file", async () => {
   const dir = await mkdtemp(join(tmpdir(), "tributary-deno-"))
   try {
     const file = join(dir, "people.jsonl")
@@ -54,6 +55,57 @@ Deno.test("spark.read.json reads a file through DuckDB", async () => {
       })
     )
     assert.deepEqual(rows, [{ name: "ann" }])
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+Deno.test("spark.read.parquet reads a file through DuckDB", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "tributary-deno-"))
+  try {
+    const file = join(dir, "nums.parquet")
+    await Effect.runPromise(
+      DuckDB.withMemory((c) => c.execute("COPY (SELECT range AS n, range * 2 AS twice FROM range(5)) TO ? (FORMAT parquet)", [file]))
+    )
+    const rows = await run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const df = yield* spark.read.parquet(file)
+        return yield* df.where(F.col("n").geq(3)).orderBy("n").collect()
+      })
+    )
+    assert.deepEqual(rows, [
+      { n: 3, twice: 6 },
+      { n: 4, twice: 8 }
+    ])
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+Deno.test("a streaming query runs micro-batches from a MemoryStream into the memory sink", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "tributary-deno-"))
+  try {
+    const rows = await run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const input = yield* MemoryStream.make(Schema.Struct({ word: Schema.String }))
+        const query = yield* input
+          .toDF()
+          .select(F.upper("word").as("word"))
+          .writeStream.format("memory")
+          .queryName("words")
+          .option("checkpointLocation", join(dir, "ck"))
+          .start()
+        yield* input.addData([{ word: "a" }, { word: "b" }])
+        yield* query.processAllAvailable()
+        yield* input.addData([{ word: "c" }])
+        yield* query.processAllAvailable()
+        yield* query.stop()
+        return yield* spark.table("words").collect()
+      })
+    )
+    assert.deepEqual(rows, [{ word: "A" }, { word: "B" }, { word: "C" }])
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
