@@ -41,7 +41,8 @@ import {
   type KillSpec,
   layout,
   type OutRow,
-  parseKill
+  parseKill,
+  serializeBatch
 } from "./protocol.ts"
 
 const [inputPath, linesPerBatchArg, workDir, killArg] = process.argv.slice(2)
@@ -130,16 +131,16 @@ registerSourceFormat({
 
 // ---- the sink ---------------------------------------------------------------------------
 
-const serialize = (batchId: number, rows: ReadonlyArray<OutRow>): string =>
-  `{"batchId":${batchId},"rows":[\n${rows.map((r) => JSON.stringify(r)).join(",\n")}${rows.length > 0 ? "\n" : ""}]}\n`
-
-/** Writes batch `batchId` once: to a temporary file row by row, then renamed into place. */
+/**
+ * Writes batch `batchId` once: to a temporary file row by row (the text of `serializeBatch`),
+ * then renamed into place, so `out/<k>.json` is either absent or complete.
+ */
 const writeBatch = (batchId: number, rows: ReadonlyArray<OutRow>): void => {
   fs.mkdirSync(files.out, { recursive: true })
   const final = path.join(files.out, batchFileName(batchId))
   if (fs.existsSync(final)) {
     // Already written by an earlier run: skip, but check the replay gave the same rows.
-    const replay = serialize(batchId, rows)
+    const replay = serializeBatch(batchId, rows)
     if (fs.readFileSync(final, "utf8") !== replay) fs.writeFileSync(path.join(files.out, conflictFileName(batchId)), replay)
   } else {
     const tmp = path.join(files.out, `.${batchId}.json.tmp`)
@@ -194,7 +195,7 @@ const program = Effect.gen(function* () {
         const rows = yield* df.collect()
         writeBatch(
           batchId,
-          rows.map((r) => ({ id: r.id as number, label: r.label as string, n10: r.n10 as number }))
+          rows.map((r) => ({ id: r.id as number, label: r.label as string | null, n10: r.n10 as number }))
         )
       })
     )

@@ -63,9 +63,16 @@ export const conflictFileName = (batchId: number): string => `conflict-${batchId
 /** The output row of the query (see `child.ts`). */
 export interface OutRow {
   readonly id: number
-  readonly label: string
+  readonly label: string | null
   readonly n10: number
 }
+
+/**
+ * The text of batch `batchId`'s output file: a header line, one row per line, a closing line. The
+ * sink writes it in this order, so a batch killed inside the sink leaves a prefix of it.
+ */
+export const serializeBatch = (batchId: number, rows: ReadonlyArray<OutRow>): string =>
+  `{"batchId":${batchId},"rows":[\n${rows.map((r, i) => `${JSON.stringify(r)}${i < rows.length - 1 ? ",\n" : "\n"}`).join("")}]}\n`
 
 /** One batch as the sink wrote it. */
 export interface OutBatch {
