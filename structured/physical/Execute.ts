@@ -37,6 +37,20 @@ export interface ExecContext {
   readonly readRelation: (rel: DataSourceRelation) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
   /** The rows of a streaming source for the current micro-batch (supplied by the streaming engine later); for batch plans it fails. */
   readonly streamingRows?: (rel: StreamingRelation) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
+  /**
+   * Streaming only: told the event-time statistics of the rows that passed each watermark node
+   * in this batch (Spark's `EventTimeStats`: the watermark of the next batch is computed from
+   * `max`; progress reports `min`, `max`, `avg`).
+   */
+  readonly onEventTime?: (node: P.EventTimeWatermarkExec, stats: EventTimeStats) => void
+}
+
+/** Spark's `EventTimeStats` of one batch at one watermark node (times in ms; `count` of non-null times). */
+export interface EventTimeStats {
+  readonly max: number
+  readonly min: number
+  readonly sum: number
+  readonly count: number
 }
 
 /**
@@ -121,9 +135,29 @@ const run = (
       )
     case "MapElementsExec":
       return unary(p.child, (rows) => mapElements(p, rows))
-    case "EventTimeWatermarkExec":
-      // A watermark only matters to stateful streaming operators; in a batch it passes rows through.
-      return run(p.child, ctx, cctx)
+    case "EventTimeWatermarkExec": {
+      // Rows pass through; a streaming run also collects the event-time statistics the next
+      // batch's watermark is computed from (Spark's EventTimeWatermarkExec accumulator).
+      const onEventTime = ctx.onEventTime
+      if (onEventTime === undefined) return run(p.child, ctx, cctx)
+      return Effect.map(run(p.child, ctx, cctx), (rows) => {
+        const time = compile(p.eventTime, p.child.output, cctx)
+        let max = Number.NEGATIVE_INFINITY
+        let min = Number.POSITIVE_INFINITY
+        let sum = 0
+        let count = 0
+        for (let i = 0; i < rows.length; i++) {
+          const t = time(rows[i])
+          if (typeof t !== "number") continue
+          if (t > max) max = t
+          if (t < min) min = t
+          sum += t
+          count++
+        }
+        onEventTime(p, { max, min, sum, count })
+        return rows
+      })
+    }
   }
 }
 

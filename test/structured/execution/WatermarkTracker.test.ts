@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest"
+import { parsePolicy, WatermarkTracker } from "../../../structured/execution/WatermarkTracker.ts"
+
+const stats = (max: number, count = 1) => ({ max, min: max, sum: max * count, count })
+
+describe("WatermarkTracker (Spark's WatermarkTracker)", () => {
+  it("is max event time minus the delay, and never moves back", () => {
+    const t = new WatermarkTracker("min")
+    expect(t.update([stats(15_000)], [10_000])).toBe(true)
+    expect(t.currentMs).toBe(5_000)
+    expect(t.update([stats(12_000)], [10_000])).toBe(false)
+    expect(t.currentMs).toBe(5_000)
+    expect(t.update([undefined], [10_000])).toBe(false)
+    expect(t.currentMs).toBe(5_000)
+  })
+
+  it("min policy: an input without data holds the watermark at 0", () => {
+    const t = new WatermarkTracker("min")
+    t.update([stats(20_000), undefined], [5_000, 5_000])
+    expect(t.currentMs).toBe(0)
+    t.update([undefined, stats(12_000)], [5_000, 5_000])
+    expect(t.currentMs).toBe(7_000)
+    t.update([stats(40_000), undefined], [5_000, 5_000])
+    expect(t.currentMs).toBe(7_000)
+  })
+
+  it("max policy: the fastest input decides", () => {
+    const t = new WatermarkTracker("max")
+    t.update([stats(20_000), undefined], [5_000, 5_000])
+    expect(t.currentMs).toBe(15_000)
+  })
+
+  it("a negative proposal keeps the initial 0", () => {
+    const t = new WatermarkTracker("min")
+    expect(t.update([stats(3_000)], [10_000])).toBe(false)
+    expect(t.currentMs).toBe(0)
+  })
+
+  it("parses the policy conf case-insensitively", () => {
+    expect(parsePolicy("MAX")).toBe("max")
+    expect(parsePolicy(undefined)).toBe("min")
+    expect(parsePolicy("median")).toBeUndefined()
+  })
+})
