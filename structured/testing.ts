@@ -263,7 +263,18 @@ export const testStream = <R>(
       return rows
     }
 
-    const steps = actions[0]?._tag === "StartStream" ? actions : [StartStream(), ...actions]
+    // Spark's StreamTest: the script starts the stream itself when a StartStream comes before
+    // the first action that needs a running stream (a check, StopStream, ExpectFailure), so
+    // `AddData, StartStream(), CheckAnswer` adds data before the first start.
+    let startedManually = false
+    for (const a of actions) {
+      if (a._tag === "CheckAnswer" || a._tag === "StopStream" || a._tag === "ExpectFailure") break
+      if (a._tag === "StartStream") {
+        startedManually = true
+        break
+      }
+    }
+    const steps = startedManually ? actions : [StartStream(), ...actions]
     for (const a of steps) trace.push(describeAction(a))
 
     const program = Effect.gen(function* () {

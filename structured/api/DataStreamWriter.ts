@@ -39,7 +39,7 @@ import {
 import { Trigger } from "../../core/Trigger.ts"
 import { checkForStreaming } from "../../core/UnsupportedOperationChecker.ts"
 import * as QE from "../execution/QueryExecution.ts"
-import { MicroBatchExecution, type SourceBinding, streamingSourceKeys } from "../execution/MicroBatchExecution.ts"
+import { MicroBatchExecution, runCallback, type SourceBinding, streamingSourceKeys } from "../execution/MicroBatchExecution.ts"
 import { DataFrame } from "./DataFrame.ts"
 import * as State from "./SessionState.ts"
 import type { StreamingQuery } from "./StreamingQuery.ts"
@@ -70,7 +70,13 @@ const invalid = (message: string): AnalysisError => new AnalysisError({ reason: 
 /** Runs user code that may return nothing, a Promise or an Effect; its failure fails the batch. */
 const callUser = (f: () => unknown): Effect.Effect<void, unknown> =>
   Effect.suspend(() => {
-    const r = f()
+    let r: unknown
+    try {
+      r = f()
+    } catch (e) {
+      // A function that throws fails like one whose Promise rejects (not as a defect).
+      return Effect.fail(e)
+    }
     if (Effect.isEffect(r)) return Effect.asVoid(r as Effect.Effect<unknown, unknown>)
     if (r instanceof Promise) return Effect.asVoid(Effect.tryPromise({ try: () => r, catch: (e) => e }))
     return Effect.void
@@ -276,107 +282,117 @@ const startQuery = <R>(
         })
       }
     }
-    yield* fs.mkdirs(checkpoint)
-    const existingId = yield* MetadataLog.readQueryId(fs, checkpoint)
-    const id = existingId ?? randomUUID()
-    if (existingId === undefined) yield* MetadataLog.writeQueryId(fs, checkpoint, id)
-    for (const q of registry.active.values()) {
-      if (q.id === id) {
-        return yield* new CheckpointError({
-          reason: "ConcurrentUse",
-          path: checkpoint,
-          message: `Cannot start query with id ${id} as another query with same id is already active. Perhaps you are attempting to restart a query from checkpoint that is already active.`
+    // Spark's `useTempCheckpointLocation`: a checkpoint nobody asked for is deleted on a clean
+    // stop, and here also when `start()` itself fails after making it.
+    const temporary = explicit === undefined && confRoot === undefined && state.checkpointRoot === undefined
+    const launch = Effect.gen(function* () {
+      yield* fs.mkdirs(checkpoint)
+      const existingId = yield* MetadataLog.readQueryId(fs, checkpoint)
+      const id = existingId ?? randomUUID()
+      if (existingId === undefined) yield* MetadataLog.writeQueryId(fs, checkpoint, id)
+      for (const q of registry.active.values()) {
+        if (q.id === id) {
+          return yield* new CheckpointError({
+            reason: "ConcurrentUse",
+            path: checkpoint,
+            message: `Cannot start query with id ${id} as another query with same id is already active. Perhaps you are attempting to restart a query from checkpoint that is already active.`
+          })
+        }
+      }
+
+      // Sources, in a fixed walk order: source i keeps its bookkeeping in sources/i.
+      const relations = streamingSourceKeys(analyzed)
+      const sources: Array<SourceBinding> = []
+      for (let i = 0; i < relations.length; i++) {
+        const rel = relations[i]
+        const memory = state.memorySources.get(rel.sourceKey)
+        if (memory !== undefined) {
+          sources.push({ key: rel.sourceKey, source: memory })
+          continue
+        }
+        const format = lookupSourceFormat(rel.format)
+        if (format === undefined) {
+          return yield* invalid(`[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${rel.format}.`)
+        }
+        const source = yield* format.create({
+          options: rel.options,
+          schema: T.struct(rel.output.map((a) => T.field(a.name, a.dataType, a.nullable))),
+          metadataPath: fs.join(checkpoint, "sources", String(i)),
+          conf: state.conf
+        })
+        sources.push({ key: rel.sourceKey, source })
+      }
+
+      const schema = Analyzer.schemaOf(analyzed)
+      let sink: Sink
+      if (spec.foreachBatch !== undefined) sink = foreachBatchSink(state, spec.foreachBatch)
+      else if (spec.foreach !== undefined) sink = foreachSink(spec.foreach)
+      else {
+        const format = lookupSinkFormat(formatName)
+        if (format === undefined) {
+          return yield* invalid(
+            `[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${formatName}. Available streaming sinks: ${sinkFormatNames().join(", ")}, foreach, foreachBatch.`
+          )
+        }
+        if (!format.supportedOutputModes.includes(outputMode)) {
+          return yield* new AnalysisError({
+            reason: "UnsupportedOperation",
+            message: `Data source ${formatName} does not support ${outputMode} output mode`
+          })
+        }
+        sink = yield* format.create({
+          options: spec.options,
+          schema,
+          outputMode,
+          queryName,
+          queryId: id,
+          partitionColumns: spec.partitionColumns,
+          checkpointPath: checkpoint,
+          tables: state.sessionTables
         })
       }
-    }
 
-    // Sources, in a fixed walk order: source i keeps its bookkeeping in sources/i.
-    const relations = streamingSourceKeys(analyzed)
-    const sources: Array<SourceBinding> = []
-    for (let i = 0; i < relations.length; i++) {
-      const rel = relations[i]
-      const memory = state.memorySources.get(rel.sourceKey)
-      if (memory !== undefined) {
-        sources.push({ key: rel.sourceKey, source: memory })
-        continue
+      const scope = registry.scope
+      if (scope === undefined) {
+        return yield* invalid("The session is closed: streaming queries can only start inside Session.layer.")
       }
-      const format = lookupSourceFormat(rel.format)
-      if (format === undefined) {
-        return yield* invalid(`[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${rel.format}.`)
-      }
-      const source = yield* format.create({
-        options: rel.options,
-        schema: T.struct(rel.output.map((a) => T.field(a.name, a.dataType, a.nullable))),
-        metadataPath: fs.join(checkpoint, "sources", String(i)),
-        conf: state.conf
-      })
-      sources.push({ key: rel.sourceKey, source })
-    }
-
-    const schema = Analyzer.schemaOf(analyzed)
-    let sink: Sink
-    if (spec.foreachBatch !== undefined) sink = foreachBatchSink(state, spec.foreachBatch)
-    else if (spec.foreach !== undefined) sink = foreachSink(spec.foreach)
-    else {
-      const format = lookupSinkFormat(formatName)
-      if (format === undefined) {
-        return yield* invalid(
-          `[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${formatName}. Available streaming sinks: ${sinkFormatNames().join(", ")}, foreach, foreachBatch.`
-        )
-      }
-      if (!format.supportedOutputModes.includes(outputMode)) {
-        return yield* new AnalysisError({
-          reason: "UnsupportedOperation",
-          message: `Data source ${formatName} does not support ${outputMode} output mode`
-        })
-      }
-      sink = yield* format.create({
-        options: spec.options,
-        schema,
+      const execution = new MicroBatchExecution({
+        state,
+        fs,
+        id,
+        runId: randomUUID(),
+        name: queryName ?? null,
+        checkpoint,
+        analyzed,
         outputMode,
-        queryName,
-        queryId: id,
-        partitionColumns: spec.partitionColumns,
-        checkpointPath: checkpoint,
-        tables: state.sessionTables
+        trigger,
+        sources,
+        sink,
+        listeners: () => registry.listeners.slice(),
+        deleteCheckpointOnStop: temporary,
+        onTerminated: (q) => {
+          registry.active.delete(q.runId)
+          registry.terminated.push(q)
+          const done = registry.anyTerminated
+          registry.anyTerminated = State.newSignal()
+          done.resolve()
+        }
       })
-    }
-
-    const scope = registry.scope
-    if (scope === undefined) {
-      return yield* invalid("The session is closed: streaming queries can only start inside Session.layer.")
-    }
-    const execution = new MicroBatchExecution({
-      state,
-      fs,
-      id,
-      runId: randomUUID(),
-      name: queryName ?? null,
-      checkpoint,
-      analyzed,
-      outputMode,
-      trigger,
-      sources,
-      sink,
-      listeners: () => registry.listeners.slice(),
-      onTerminated: (q) => {
-        registry.active.delete(q.runId)
-        registry.terminated.push(q)
-        const done = registry.anyTerminated
-        registry.anyTerminated = State.newSignal()
-        done.resolve()
+      const handle = Object.assign(execution, { checkpoint }) as MicroBatchExecution & { readonly checkpoint: string }
+      registry.active.set(execution.runId, handle)
+      const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
+      const started = { id, runId: execution.runId, name: queryName ?? null, timestamp: new Date(now).toISOString() }
+      for (const l of registry.listeners) {
+        if (l.onQueryStarted !== undefined) {
+          const onStarted = l.onQueryStarted
+          // A listener that throws, rejects or fails is logged and ignored, as for every other event.
+          yield* runCallback(() => onStarted(started))
+        }
       }
+      yield* execution.launch(scope)
+      return execution as StreamingQuery
     })
-    const handle = Object.assign(execution, { checkpoint }) as MicroBatchExecution & { readonly checkpoint: string }
-    registry.active.set(execution.runId, handle)
-    const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
-    const started = { id, runId: execution.runId, name: queryName ?? null, timestamp: new Date(now).toISOString() }
-    for (const l of registry.listeners) {
-      if (l.onQueryStarted !== undefined) {
-        const onStarted = l.onQueryStarted
-        yield* callUser(() => onStarted(started)).pipe(Effect.catch(() => Effect.void))
-      }
-    }
-    yield* execution.launch(scope)
-    return execution as StreamingQuery
+    return yield* launch.pipe(
+      Effect.onError(() => (temporary ? Effect.ignore(fs.remove(checkpoint)) : Effect.void))
+    )
   })

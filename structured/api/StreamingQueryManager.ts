@@ -30,8 +30,17 @@ export interface StreamingQueryManager {
 
 export const make = (state: SessionState): StreamingQueryManager => {
   const registry = state.queries
+  // Spark's `lastTerminatedQueryException`: once a query ended with an error, every later
+  // `awaitAnyTermination` (until `resetTerminated`) fails with the latest such error, even when
+  // an earlier query had stopped cleanly.
   const firstEnded = (): Effect.Effect<boolean, StreamingQueryError> =>
-    Effect.flatMap(registry.terminated[0].exception(), (e) => (e === null ? Effect.succeed(true) : Effect.fail(e)))
+    Effect.flatMap(
+      Effect.forEach(registry.terminated, (q) => q.exception()),
+      (errors) => {
+        const failed = errors.filter((e): e is StreamingQueryError => e !== null)
+        return failed.length === 0 ? Effect.succeed(true) : Effect.fail(failed[failed.length - 1])
+      }
+    )
   return {
     active: () => Effect.sync(() => [...registry.active.values()]),
     get: (id) =>

@@ -22,6 +22,7 @@ import type * as T from "../../core/DataType.ts"
 import { CheckpointError, type ConnectorError, StreamingQueryError } from "../../core/Errors.ts"
 import type { AttributeReference } from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
+import { parseDurationMs } from "../../core/Durations.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
 import * as Optimizer from "../../core/Optimizer.ts"
 import type { InternalRow } from "../../core/Row.ts"
@@ -45,7 +46,7 @@ import { readRelation } from "./QueryExecution.ts"
 /** Spark's `spark.sql.streaming.pollingDelay`: how long an idle default trigger waits before asking sources again. */
 const POLLING_DELAY_MS = 10
 
-/** Spark's `spark.sql.streaming.noDataProgressEventInterval`: idle events at most this often. */
+/** Spark's `spark.sql.streaming.noDataProgressEventInterval` default: idle progress at most this often. */
 const NO_DATA_EVENT_INTERVAL_MS = 10_000
 
 export interface SourceBinding {
@@ -68,6 +69,12 @@ export interface QueryConfig {
   readonly sources: ReadonlyArray<SourceBinding>
   readonly sink: Sink
   readonly listeners: () => ReadonlyArray<StreamingQueryListener>
+  /**
+   * The checkpoint is a temporary folder `start()` made up (no `checkpointLocation`, no
+   * checkpoint root): Spark deletes it when the query stops without an error (or always, with
+   * `spark.sql.streaming.forceDeleteTempCheckpointLocation`).
+   */
+  readonly deleteCheckpointOnStop?: boolean
   /** Called once when the query ends (normally or not), before listeners hear of it. */
   readonly onTerminated: (query: MicroBatchExecution) => void
 }
@@ -118,6 +125,8 @@ export class MicroBatchExecution implements StreamingQuery {
 
   #fiber: Fiber.Fiber<void, never> | undefined
   #terminated = Deferred.makeUnsafe<void>()
+  /** Set when `finish` starts, so that it runs once (from the loop's exit or from `stop`). */
+  #finished = false
   #error: StreamingQueryError | null = null
   #active = true
   #statusMessage = "Initializing sources"
@@ -137,10 +146,20 @@ export class MicroBatchExecution implements StreamingQuery {
 
   #currentBatchId = 0
   #committed: Array<Offset> = []
+  /**
+   * Whether `#committed` holds offsets a batch committed (or the log recorded) rather than the
+   * sources' initial offsets: Spark's `committedOffsets` is empty before the first batch, so
+   * progress reports `startOffset: null` for batch 0.
+   */
+  #hasCommitted = false
   #watermarkMs = 0
   #pending: PendingBatch | undefined
+  /** Spark's `lastTriggerStartTimestamp`: the start of the previous trigger (with or without data). */
   #lastTriggerStartMs: number | undefined
-  #lastIdleEventMs: number | undefined
+  /** Spark's `lastNoExecutionProgressEventTime` (`undefined` for `Long.MinValue`). */
+  #lastNoExecutionProgressMs: number | undefined
+  /** Whether a batch has run in this run of the query (an idle progress then reports sink rows 0, not -1). */
+  #executedBatch = false
   #lastExplain: string
   /** `Trigger.AvailableNow`: per source, the end fixed at start for sources that cannot cap themselves. */
   #availableNowTargets: Array<Offset | undefined> = []
@@ -184,12 +203,19 @@ export class MicroBatchExecution implements StreamingQuery {
     )
   }
 
+  /** Spark's `prettyIdString`: the name (if any), then `[id = …, runId = …]`. */
+  private prettyIdString(): string {
+    return `${this.name === null ? "" : `${this.name} `}[id = ${this.id}, runId = ${this.runId}]`
+  }
+
   private finish(exit: Exit.Exit<void, unknown>): Effect.Effect<void> {
     return Effect.gen({ self: this }, function* () {
+      if (this.#finished) return
+      this.#finished = true
       if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
         const failure = Cause.squash(exit.cause)
         this.#error = new StreamingQueryError({
-          message: `Query ${this.name ?? ""} [id = ${this.id}, runId = ${this.runId}] terminated with exception: ${messageOf(failure)}`,
+          message: `Query ${this.prettyIdString()} terminated with exception: ${messageOf(failure)}`,
           queryId: this.id,
           runId: this.runId,
           batchId: this.#currentBatchId,
@@ -197,11 +223,22 @@ export class MicroBatchExecution implements StreamingQuery {
         })
       }
       this.#active = false
-      this.#statusMessage = "Stopped"
+      // Spark's `StreamExecution.runStream`: "Stopped" after a normal end, the failure otherwise.
+      this.#statusMessage =
+        this.#error === null ? "Stopped" : `Terminated with exception: ${messageOf(this.#error.cause)}`
       this.#triggerActive = false
       this.#dataAvailable = false
       for (const { source } of this.config.sources) yield* source.stop()
       yield* this.config.sink.stop()
+      if (
+        this.config.deleteCheckpointOnStop === true &&
+        (this.#error === null || State.confBool(this.config.state, "spark.sql.streaming.forceDeleteTempCheckpointLocation"))
+      ) {
+        // As Spark, a temporary checkpoint that cannot be deleted is left behind with a warning.
+        yield* this.config.fs.remove(this.config.checkpoint).pipe(
+          Effect.catch((e) => Effect.logWarning(`Cannot delete the temporary checkpoint ${this.config.checkpoint}: ${e.message}`))
+        )
+      }
       this.config.onTerminated(this)
       const event = {
         id: this.id,
@@ -251,6 +288,7 @@ export class MicroBatchExecution implements StreamingQuery {
       const lastCommit = yield* this.#commitLog.getLatest()
       if (lastCommit !== undefined && lastCommit[0] === n) {
         this.#committed = end.slice()
+        this.#hasCommitted = true
         this.#currentBatchId = n + 1
         this.#watermarkMs = lastCommit[1].nextBatchWatermarkMs
         for (let i = 0; i < sources.length; i++) yield* sources[i].commit(end[i])
@@ -267,6 +305,7 @@ export class MicroBatchExecution implements StreamingQuery {
             })
           }
           this.#committed = (yield* decode(prev.offsets)).slice()
+          this.#hasCommitted = true
         } else {
           this.#committed = initial
         }
@@ -315,12 +354,16 @@ export class MicroBatchExecution implements StreamingQuery {
   private step(): Effect.Effect<StepResult, unknown> {
     return Effect.gen({ self: this }, function* () {
       const startMs = yield* Clock.currentTimeMillis
+      // Spark's `ProgressContext.startTrigger`: every trigger, with data or not, moves the
+      // reference point of `inputRowsPerSecond`.
+      const previousTriggerStartMs = this.#lastTriggerStartMs
+      this.#lastTriggerStartMs = startMs
       this.#triggerActive = true
       try {
         if (this.#pending !== undefined) {
           const pending = this.#pending
           this.#pending = undefined
-          yield* this.runBatch(pending, startMs, {})
+          yield* this.runBatch(pending, startMs, previousTriggerStartMs, {})
           return "ran" as StepResult
         }
         this.#statusMessage = "Getting offsets from sources"
@@ -337,7 +380,7 @@ export class MicroBatchExecution implements StreamingQuery {
         }
         const latestOffsetMs = (yield* Clock.currentTimeMillis) - t0
         if (!hasData) {
-          yield* this.reportIdle(startMs)
+          yield* this.reportIdle(startMs, previousTriggerStartMs, ends, latestOffsetMs)
           return "idle" as StepResult
         }
         this.#dataAvailable = true
@@ -354,7 +397,7 @@ export class MicroBatchExecution implements StreamingQuery {
           offsets: ends
         })
         const walCommitMs = (yield* Clock.currentTimeMillis) - w0
-        yield* this.runBatch(batch, startMs, { latestOffset: latestOffsetMs, walCommit: walCommitMs })
+        yield* this.runBatch(batch, startMs, previousTriggerStartMs, { latestOffset: latestOffsetMs, walCommit: walCommitMs })
         return "ran" as StepResult
       } finally {
         this.#triggerActive = false
@@ -371,20 +414,58 @@ export class MicroBatchExecution implements StreamingQuery {
     return conf
   }
 
-  private reportIdle(startMs: number): Effect.Effect<void> {
+  /** Spark's `spark.sql.streaming.noDataProgressEventInterval` (milliseconds, or a duration like `10s`). */
+  private noDataProgressEventIntervalMs(): number {
+    const raw = this.config.state.conf.get("spark.sql.streaming.noDataProgressEventInterval")
+    if (raw === undefined) return NO_DATA_EVENT_INTERVAL_MS
+    // Spark's time confs: a bare number is milliseconds, or a number with a unit suffix.
+    const m = /^(\d+)\s*(ms|s|m|min|h|d)?$/i.exec(raw.trim())
+    const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 }
+    const ms = m === null ? parseDurationMs(raw) : Number(m[1]) * unitMs[(m[2] ?? "ms").toLowerCase()]
+    return ms === undefined ? NO_DATA_EVENT_INTERVAL_MS : ms
+  }
+
+  /**
+   * A trigger that found no new data. As Spark's `finishNoExecutionTrigger` and
+   * `ProgressReporter.updateIdleness`: at most once per `noDataProgressEventInterval` the
+   * trigger is recorded as a progress with no input (not posted to `onQueryProgress`), and every
+   * such record but the first of a run is announced to `onQueryIdle` listeners.
+   */
+  private reportIdle(
+    startMs: number,
+    previousTriggerStartMs: number | undefined,
+    ends: ReadonlyArray<Offset>,
+    latestOffsetMs: number
+  ): Effect.Effect<void> {
     return Effect.gen({ self: this }, function* () {
       this.#statusMessage = "Waiting for data to arrive"
       this.#dataAvailable = false
       this.#noNewData = true
       this.#idleEpoch++
       this.notify()
-      const last = this.#lastIdleEventMs ?? this.#lastTriggerStartMs
-      if (last === undefined || startMs - last >= NO_DATA_EVENT_INTERVAL_MS) {
-        this.#lastIdleEventMs = startMs
-        const event = { id: this.id, runId: this.runId, timestamp: iso(startMs) }
-        for (const l of this.config.listeners()) {
-          if (l.onQueryIdle !== undefined) yield* runCallback(() => l.onQueryIdle!(event))
-        }
+      const now = yield* Clock.currentTimeMillis
+      const last = this.#lastNoExecutionProgressMs
+      if (last !== undefined && now - this.noDataProgressEventIntervalMs() < last) return
+      const committed = this.#hasCommitted ? this.#committed : undefined
+      this.pushProgress(
+        this.makeProgress({
+          // Spark 4 reports the id of the batch this trigger would have run.
+          batchId: this.#currentBatchId,
+          triggerStartMs: startMs,
+          previousTriggerStartMs,
+          endMs: now,
+          start: committed,
+          end: ends,
+          perSource: ends.map(() => 0),
+          numOutputRows: this.#executedBatch ? 0 : -1,
+          durationMs: { latestOffset: latestOffsetMs, triggerExecution: now - startMs }
+        })
+      )
+      this.#lastNoExecutionProgressMs = now
+      if (last === undefined) return
+      const event = { id: this.id, runId: this.runId, timestamp: iso(startMs) }
+      for (const l of this.config.listeners()) {
+        if (l.onQueryIdle !== undefined) yield* runCallback(() => l.onQueryIdle!(event))
       }
     })
   }
@@ -392,6 +473,7 @@ export class MicroBatchExecution implements StreamingQuery {
   private runBatch(
     batch: PendingBatch,
     triggerStartMs: number,
+    previousTriggerStartMs: number | undefined,
     durations: Record<string, number>
   ): Effect.Effect<void, unknown> {
     return Effect.gen({ self: this }, function* () {
@@ -425,10 +507,13 @@ export class MicroBatchExecution implements StreamingQuery {
       const c0 = yield* Clock.currentTimeMillis
       yield* this.#commitLog.add(batch.batchId, { nextBatchWatermarkMs: this.#watermarkMs })
       for (let i = 0; i < sources.length; i++) yield* sources[i].source.commit(batch.end[i])
-      const start = this.#committed
+      const start = this.#hasCommitted ? this.#committed : undefined
       this.#committed = batch.end.slice()
+      this.#hasCommitted = true
+      // Spark's `MicroBatchExecution.constructNextBatch`: once batch N is logged, entries below
+      // N - minBatchesToRetain go (purge is exclusive), so N - min … N stay recoverable.
       const minBatchesToRetain = Number(this.config.state.conf.get("spark.sql.streaming.minBatchesToRetain") ?? "100")
-      const threshold = batch.batchId + 1 - minBatchesToRetain
+      const threshold = batch.batchId - minBatchesToRetain
       if (threshold > 0) {
         yield* this.#offsetLog.purge(threshold)
         yield* this.#commitLog.purge(threshold)
@@ -436,71 +521,92 @@ export class MicroBatchExecution implements StreamingQuery {
       const commitOffsetsMs = (yield* Clock.currentTimeMillis) - c0
       this.#currentBatchId = batch.batchId + 1
       const endMs = yield* Clock.currentTimeMillis
-      yield* this.reportProgress(batch, triggerStartMs, endMs, start, perSource, rows.length, {
-        ...durations,
-        getBatch: getBatchMs,
-        queryPlanning: 0,
-        addBatch: addBatchMs,
-        commitOffsets: commitOffsetsMs,
-        triggerExecution: endMs - triggerStartMs
+      const progress = this.makeProgress({
+        batchId: batch.batchId,
+        triggerStartMs,
+        previousTriggerStartMs,
+        endMs,
+        start,
+        end: batch.end,
+        perSource,
+        numOutputRows: rows.length,
+        durationMs: {
+          ...durations,
+          getBatch: getBatchMs,
+          queryPlanning: 0,
+          addBatch: addBatchMs,
+          commitOffsets: commitOffsetsMs,
+          triggerExecution: endMs - triggerStartMs
+        }
       })
+      this.#executedBatch = true
+      this.#lastNoExecutionProgressMs = endMs
+      this.pushProgress(progress)
+      for (const l of this.config.listeners()) {
+        if (l.onQueryProgress !== undefined) yield* runCallback(() => l.onQueryProgress!({ progress }))
+      }
       this.#noNewData = false
       this.notify()
     })
   }
 
-  private reportProgress(
-    batch: PendingBatch,
-    triggerStartMs: number,
-    endMs: number,
-    start: ReadonlyArray<Offset>,
-    perSource: ReadonlyArray<number>,
-    numOutputRows: number,
-    durationMs: Record<string, number>
-  ): Effect.Effect<void> {
-    return Effect.gen({ self: this }, function* () {
-      const numInputRows = perSource.reduce((a, b) => a + b, 0)
-      const sinceLast = this.#lastTriggerStartMs === undefined ? undefined : triggerStartMs - this.#lastTriggerStartMs
-      const inputRate = (n: number) => (sinceLast === undefined || sinceLast <= 0 ? Number.NaN : (n * 1000) / sinceLast)
-      const processed = (n: number) => {
-        const d = durationMs.triggerExecution
-        return d > 0 ? (n * 1000) / d : Number.NaN
-      }
-      this.#lastTriggerStartMs = triggerStartMs
-      const sources: Array<SourceProgress> = this.config.sources.map(({ source }, i) => ({
-        description: source.description,
-        startOffset: start[i] ?? null,
-        endOffset: batch.end[i] ?? null,
-        latestOffset: batch.end[i] ?? null,
-        numInputRows: perSource[i],
-        inputRowsPerSecond: inputRate(perSource[i]),
-        processedRowsPerSecond: processed(perSource[i]),
-        metrics: {}
-      }))
-      const progress: StreamingQueryProgress = {
-        id: this.id,
-        runId: this.runId,
-        name: this.name,
-        timestamp: iso(triggerStartMs),
-        batchId: batch.batchId,
-        batchDuration: endMs - triggerStartMs,
-        numInputRows,
-        inputRowsPerSecond: inputRate(numInputRows),
-        processedRowsPerSecond: processed(numInputRows),
-        durationMs,
-        eventTime: this.hasWatermark() ? { watermark: iso(this.#watermarkMs) } : {},
-        stateOperators: [],
-        sources,
-        sink: { description: this.config.sink.description, numOutputRows, metrics: {} },
-        observedMetrics: {}
-      }
-      const limit = Number(this.config.state.conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100")
-      this.#progress.push(progress)
-      while (this.#progress.length > limit) this.#progress.shift()
-      for (const l of this.config.listeners()) {
-        if (l.onQueryProgress !== undefined) yield* runCallback(() => l.onQueryProgress!({ progress }))
-      }
-    })
+  /**
+   * A progress record with Spark's arithmetic (`ProgressContext.constructNewProgress`): rates
+   * are rows per second, processing time is at least 1 ms, and the input rate of the first
+   * trigger of a run is 0 (no previous trigger: an infinite input interval).
+   */
+  private makeProgress(p: {
+    readonly batchId: number
+    readonly triggerStartMs: number
+    readonly previousTriggerStartMs: number | undefined
+    readonly endMs: number
+    /** `undefined` before the first committed batch (Spark reports `startOffset: null`). */
+    readonly start: ReadonlyArray<Offset> | undefined
+    readonly end: ReadonlyArray<Offset>
+    readonly perSource: ReadonlyArray<number>
+    readonly numOutputRows: number
+    readonly durationMs: Record<string, number>
+  }): StreamingQueryProgress {
+    const numInputRows = p.perSource.reduce((a, b) => a + b, 0)
+    const processingTimeSec = Math.max(1, p.endMs - p.triggerStartMs) / 1000
+    const inputTimeSec =
+      p.previousTriggerStartMs === undefined
+        ? Number.POSITIVE_INFINITY
+        : (p.triggerStartMs - p.previousTriggerStartMs) / 1000
+    const sources: Array<SourceProgress> = this.config.sources.map(({ source }, i) => ({
+      description: source.description,
+      startOffset: p.start?.[i] ?? null,
+      endOffset: p.end[i] ?? null,
+      latestOffset: p.end[i] ?? null,
+      numInputRows: p.perSource[i],
+      inputRowsPerSecond: p.perSource[i] / inputTimeSec,
+      processedRowsPerSecond: p.perSource[i] / processingTimeSec,
+      metrics: {}
+    }))
+    return {
+      id: this.id,
+      runId: this.runId,
+      name: this.name,
+      timestamp: iso(p.triggerStartMs),
+      batchId: p.batchId,
+      batchDuration: p.endMs - p.triggerStartMs,
+      numInputRows,
+      inputRowsPerSecond: numInputRows / inputTimeSec,
+      processedRowsPerSecond: numInputRows / processingTimeSec,
+      durationMs: p.durationMs,
+      eventTime: this.hasWatermark() ? { watermark: iso(this.#watermarkMs) } : {},
+      stateOperators: [],
+      sources,
+      sink: { description: this.config.sink.description, numOutputRows: p.numOutputRows, metrics: {} },
+      observedMetrics: {}
+    }
+  }
+
+  /** Adds to `recentProgress`, keeping at most `spark.sql.streaming.numRecentProgressUpdates`. */
+  private pushProgress(progress: StreamingQueryProgress): void {
+    const limit = Number(this.config.state.conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100")
+    this.#progress.push(progress)
+    while (this.#progress.length > limit) this.#progress.shift()
   }
 
   private hasWatermark(): boolean {
@@ -605,13 +711,16 @@ export class MicroBatchExecution implements StreamingQuery {
       self.#wakeRequests++
       const wake = self.#wake
       self.#wake = Deferred.makeUnsafe<void>()
+      // Completing `wake` may run the query's fiber at once (it does under the test clock's
+      // scheduler), up to its next idle report: so the state is checked before every wait, and
+      // the signal is taken before the check, so that no change in between is missed.
       Deferred.doneUnsafe(wake, Effect.void)
       for (;;) {
         const changed = self.#changed
-        yield* Deferred.await(changed)
         const error = self.currentError()
         if (error !== null) return yield* error
         if (!self.#active || (self.#noNewData && self.#pending === undefined)) return
+        yield* Deferred.await(changed)
       }
     })
   }
@@ -635,7 +744,12 @@ export class MicroBatchExecution implements StreamingQuery {
     return Effect.suspend(() => {
       const fiber = this.#fiber
       if (fiber === undefined) return Effect.void
-      return Effect.andThen(Fiber.interrupt(fiber), Deferred.await(this.#terminated))
+      // A fiber interrupted before it first runs never runs its body (nor its `onExit`), so
+      // the query is finished here when the loop could not do it itself.
+      return Fiber.interrupt(fiber).pipe(
+        Effect.andThen(Effect.suspend(() => this.finish(Exit.void))),
+        Effect.andThen(Deferred.await(this.#terminated))
+      )
     })
   }
 
@@ -657,7 +771,7 @@ export class MicroBatchExecution implements StreamingQuery {
   }
 
   toString(): string {
-    return `Streaming Query ${this.name ?? ""} [id = ${this.id}, runId = ${this.runId}] [state = ${this.#active ? "ACTIVE" : "TERMINATED"}]`
+    return `Streaming Query ${this.prettyIdString()} [state = ${this.#active ? "ACTIVE" : "TERMINATED"}]`
   }
 }
 

@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import { type CompileContext, compile, compilePredicate, compileProjection, dataTypeOf } from "../../core/Compile.ts"
 import * as T from "../../core/DataType.ts"
 import { type CalendarInterval, parseInterval } from "../../core/Durations.ts"
-import { ConnectorError } from "../../core/Errors.ts"
+import { ConnectorError, type StateStoreError } from "../../core/Errors.ts"
 import type * as E from "../../core/Expression.ts"
 import { type AggregateImpl, makeAggregate } from "../../core/functions/Aggregates.ts"
 import type { DataSourceRelation, JoinType, StreamingRelation } from "../../core/LogicalPlan.ts"
@@ -24,6 +24,9 @@ import { comparator } from "../../core/Ordering.ts"
 import { type InternalRow, toExternal, toInternal } from "../../core/Row.ts"
 import { NO_KEY, groupingKey, isDirectKey, joinKey, normalizer } from "./HashKeys.ts"
 import type * as P from "./SparkPlan.ts"
+import { executeStatefulAggregate } from "./stateful/StatefulAggregateExec.ts"
+import type { StatefulContext } from "./stateful/StatefulContext.ts"
+import { executeStreamingDeduplicate } from "./stateful/StreamingDeduplicateExec.ts"
 
 /**
  * What a physical plan needs from its surroundings.
@@ -43,6 +46,12 @@ export interface ExecContext {
    * `max`; progress reports `min`, `max`, `avg`).
    */
   readonly onEventTime?: (node: P.EventTimeWatermarkExec, stats: EventTimeStats) => void
+  /**
+   * Streaming only: the batch's state (batch id, output mode, watermarks, state stores, progress)
+   * for the stateful operators (`StatefulAggregateExec`, `StreamingDeduplicateExec`). A plan with
+   * stateful operators run without it dies: it is a streaming plan run outside a streaming query.
+   */
+  readonly stateful?: StatefulContext
 }
 
 /** Spark's `EventTimeStats` of one batch at one watermark node (times in ms; `count` of non-null times). */
@@ -69,17 +78,34 @@ export interface EventTimeStats {
  * ```
  * @since 0.1.0
  */
-export const execute = (
-  plan: P.SparkPlan,
-  ctx: ExecContext
-): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError> =>
-  run(plan, ctx, { currentTimestampMs: ctx.currentTimestampMs })
+export const execute: {
+  /** With a `StatefulContext`, stateful operators read and write state and can fail with `StateStoreError`. */
+  (
+    plan: P.SparkPlan,
+    ctx: ExecContext & { readonly stateful: StatefulContext }
+  ): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError | StateStoreError>
+  /** Without one (a batch plan), no state store is touched and no `StateStoreError` can arise. */
+  (
+    plan: P.SparkPlan,
+    ctx: ExecContext & { readonly stateful?: undefined }
+  ): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
+  (plan: P.SparkPlan, ctx: ExecContext): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError | StateStoreError>
+} = (plan: P.SparkPlan, ctx: ExecContext): Effect.Effect<ReadonlyArray<InternalRow>, never> =>
+  run(plan, ctx, { currentTimestampMs: ctx.currentTimestampMs }) as Effect.Effect<ReadonlyArray<InternalRow>, never>
+
+/** A stateful operator reached without a `StatefulContext`: a bug in the caller. */
+const noStatefulContext = (p: P.StatefulAggregateExec | P.StreamingDeduplicateExec) =>
+  Effect.die(
+    new Error(
+      `${p._tag} (operator ${p.operatorId}) needs a StatefulContext: plans built with { streaming: true } run only inside a streaming query`
+    )
+  )
 
 const run = (
   p: P.SparkPlan,
   ctx: ExecContext,
   cctx: CompileContext
-): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError> => {
+): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError | StateStoreError> => {
   const unary = (child: P.SparkPlan, f: (rows: ReadonlyArray<InternalRow>) => ReadonlyArray<InternalRow>) =>
     Effect.flatMap(run(child, ctx, cctx), (rows) => Effect.sync(() => f(rows)))
   const binary = (
@@ -135,6 +161,16 @@ const run = (
       )
     case "MapElementsExec":
       return unary(p.child, (rows) => mapElements(p, rows))
+    case "StatefulAggregateExec": {
+      const stateful = ctx.stateful
+      if (stateful === undefined) return noStatefulContext(p)
+      return Effect.flatMap(run(p.child, ctx, cctx), (rows) => executeStatefulAggregate(p, rows, stateful, cctx))
+    }
+    case "StreamingDeduplicateExec": {
+      const stateful = ctx.stateful
+      if (stateful === undefined) return noStatefulContext(p)
+      return Effect.flatMap(run(p.child, ctx, cctx), (rows) => executeStreamingDeduplicate(p, rows, stateful, cctx))
+    }
     case "EventTimeWatermarkExec": {
       // Rows pass through; a streaming run also collects the event-time statistics the next
       // batch's watermark is computed from (Spark's EventTimeWatermarkExec accumulator).

@@ -37,8 +37,18 @@ export const treeString = (plan: P.SparkPlan): string => {
       prefix += lastFlags[lastFlags.length - 1] ? "+- " : ":- "
     }
     lines.push(prefix + nodeString(p))
+    // A streaming aggregation prints as Spark's chain of operators, each the only child of the
+    // one above it; the real children hang below the last line of the chain.
+    let flags = lastFlags
+    const chain = chainBelow(p)
+    for (const line of chain) {
+      flags = [...flags, true]
+      let pad = ""
+      for (let i = 0; i < flags.length - 1; i++) pad += flags[i] ? "   " : ":  "
+      lines.push(`${pad}+- ${line}`)
+    }
     const cs = P.children(p)
-    for (let i = 0; i < cs.length; i++) walk(cs[i], [...lastFlags, i === cs.length - 1])
+    for (let i = 0; i < cs.length; i++) walk(cs[i], [...flags, i === cs.length - 1])
   }
   walk(plan, [])
   return lines.join("\n")
@@ -198,6 +208,50 @@ const intervalString = (ms: number): string => {
   return parts.join(" ")
 }
 
+/** The functions of an aggregate stage as Spark names them (`partial_count(1)`, `merge_sum(v#1)`). */
+const stageFunctions = (fs: ReadonlyArray<E.AggregateFunction>, stage: string): string =>
+  list(fs.map((f) => `${stage}${expressionString(f)}`))
+
+/** `state info [ opId = 0 ]`: what is known of Spark's `StatefulOperatorStateInfo` at planning. */
+const stateInfo = (operatorId: number): string => `state info [ opId = ${operatorId} ]`
+
+/**
+ * The lines Spark prints below a stateful aggregation's top `HashAggregate` (without exchanges):
+ * `StateStoreSave`, the merge aggregate, `StateStoreRestore`, the merge and partial aggregates;
+ * with a session window `SessionWindowStateStoreSave`, `MergingSessions`,
+ * `SessionWindowStateStoreRestore` and the partial aggregate.
+ */
+const chainBelow = (p: P.SparkPlan): ReadonlyArray<string> => {
+  if (p._tag !== "StatefulAggregateExec") return []
+  const keys = p.groupingAttributes
+  const partial = `HashAggregate(keys=${list(
+    p.groupingExpressions.map((g, i) => namedString(g, keys[i]))
+  )}, functions=${stageFunctions(p.aggregateFunctions, "partial_")})`
+  const merge = `HashAggregate(keys=${list(keys.map(attributeString))}, functions=${stageFunctions(
+    p.aggregateFunctions,
+    "merge_"
+  )})`
+  const spec = p.sessionWindow
+  if (spec === undefined) {
+    const k = list(keys.map(attributeString))
+    return [
+      `StateStoreSave ${k}, ${stateInfo(p.operatorId)}, 2`,
+      merge,
+      `StateStoreRestore ${k}, ${stateInfo(p.operatorId)}, 2`,
+      merge,
+      partial
+    ]
+  }
+  const others = list(keys.filter((_, i) => i !== spec.index).map(attributeString))
+  const session = attributeString(keys[spec.index])
+  return [
+    `SessionWindowStateStoreSave ${others}, ${session}, ${stateInfo(p.operatorId)}, 1`,
+    `MergingSessions ${others}, ${session}, ${stageFunctions(p.aggregateFunctions, "merge_")}`,
+    `SessionWindowStateStoreRestore ${others}, ${session}, ${stateInfo(p.operatorId)}, 1`,
+    partial
+  ]
+}
+
 const nodeString = (p: P.SparkPlan): string => {
   switch (p._tag) {
     case "LocalTableScanExec":
@@ -218,6 +272,15 @@ const nodeString = (p: P.SparkPlan): string => {
       return p.condition._tag === "Predicate"
         ? `Filter ${expressionString(p.condition.expression)}`
         : "Filter <function>"
+    case "StreamingDeduplicateExec":
+      return `${p.withinWatermark ? "StreamingDeduplicateWithinWatermark" : "StreamingDeduplicate"} ${list(
+        p.keys.map(attributeString)
+      )}, ${stateInfo(p.operatorId)}`
+    case "StatefulAggregateExec":
+      // The final aggregate above StateStoreSave groups by the grouping attributes.
+      return `HashAggregate(keys=${list(p.groupingAttributes.map(attributeString))}, functions=${list(
+        p.aggregateFunctions.map(expressionString)
+      )})`
     case "HashAggregateExec":
       return `HashAggregate(keys=${list(
         p.groupingExpressions.map((g, i) => namedString(g, p.groupingAttributes[i]))

@@ -10,6 +10,8 @@
  *   a `BroadcastNestedLoopJoinExec`.
  * - `Limit` over a global `Sort` (optionally through a `Project`) becomes a
  *   `TakeOrderedAndProjectExec`; a `Limit` at the root a `CollectLimit`.
+ * - With `{ streaming: true }`, an aggregate over a stream becomes a `StatefulAggregateExec` and a
+ *   deduplication over a stream a `StreamingDeduplicateExec` (`stateful/`).
  *
  * @since 0.1.0
  */
@@ -17,8 +19,9 @@ import { dataTypeOf, nullableOf } from "../../core/Compile.ts"
 import * as T from "../../core/DataType.ts"
 import * as E from "../../core/Expression.ts"
 import { prettyName } from "../../core/ExpressionName.ts"
-import type * as L from "../../core/LogicalPlan.ts"
+import * as L from "../../core/LogicalPlan.ts"
 import type * as P from "./SparkPlan.ts"
+import { assignOperatorIds } from "./stateful/StatefulOperators.ts"
 
 /**
  * Plans an analyzed and optimized logical plan.
@@ -34,7 +37,24 @@ import type * as P from "./SparkPlan.ts"
  * ```
  * @since 0.1.0
  */
-export const plan = (logical: L.LogicalPlan): P.SparkPlan => planNode(logical, true)
+export const plan = (logical: L.LogicalPlan, options?: PlanOptions): P.SparkPlan => {
+  const streaming = options?.streaming === true
+  const physical = planNode(logical, true, streaming)
+  return streaming ? assignOperatorIds(physical) : physical
+}
+
+/**
+ * How to plan: `streaming: true` plans the stateful operators of a streaming query (Spark's
+ * `IncrementalExecution` strategies): an aggregate over a stream becomes a
+ * `StatefulAggregateExec`, `dropDuplicates` / `distinct` / `dropDuplicatesWithinWatermark` over
+ * a stream a `StreamingDeduplicateExec`, and the stateful operators are numbered 0, 1, 2, … in a
+ * fixed post-order walk, so their ids (and state) survive restarts.
+ *
+ * @since 0.1.0
+ */
+export interface PlanOptions {
+  readonly streaming?: boolean
+}
 
 // ---------------------------------------------------------------------------------------------
 // Output attributes
@@ -360,6 +380,28 @@ const planAggregate = (
   }
 }
 
+/**
+ * The streaming form of an aggregation: the same grouping, buffers and result expressions around
+ * a state store. Its operator id is assigned once the whole plan is built (`assignOperatorIds`).
+ */
+const statefulAggregate = (agg: P.HashAggregateExec): P.StatefulAggregateExec => {
+  const { _tag, ...aggregation } = agg
+  return { ...aggregation, _tag: "StatefulAggregateExec", operatorId: -1 }
+}
+
+const streamingDeduplicate = (
+  keys: ReadonlyArray<E.AttributeReference>,
+  withinWatermark: boolean,
+  child: P.SparkPlan
+): P.StreamingDeduplicateExec => ({
+  _tag: "StreamingDeduplicateExec",
+  output: child.output,
+  operatorId: -1,
+  keys,
+  withinWatermark,
+  child
+})
+
 // ---------------------------------------------------------------------------------------------
 // Joins
 // ---------------------------------------------------------------------------------------------
@@ -417,9 +459,9 @@ const extractEquiKeys = (
   return { leftKeys, rightKeys, nullSafe, rest: conjunction(rest) }
 }
 
-const planJoin = (j: L.Join): P.SparkPlan => {
-  const left = planNode(j.left, false)
-  const right = planNode(j.right, false)
+const planJoin = (j: L.Join, streaming: boolean): P.SparkPlan => {
+  const left = planNode(j.left, false, streaming)
+  const right = planNode(j.right, false, streaming)
   const output = outputOf(j)
   const keys = extractEquiKeys(j.condition, left.output, right.output)
   // Spark builds the right side for inner, left outer, semi and anti joins and the left side
@@ -457,9 +499,10 @@ const planJoin = (j: L.Join): P.SparkPlan => {
 const planTopK = (
   limit: L.Limit,
   sort: L.Sort,
-  projectList: ReadonlyArray<E.Expression> | undefined
+  projectList: ReadonlyArray<E.Expression> | undefined,
+  streaming: boolean
 ): P.TakeOrderedAndProjectExec => {
-  const child = planNode(sort.child, false)
+  const child = planNode(sort.child, false, streaming)
   const list = projectList ?? child.output
   return {
     _tag: "TakeOrderedAndProjectExec",
@@ -471,7 +514,7 @@ const planTopK = (
   }
 }
 
-const planNode = (p: L.LogicalPlan, isRoot: boolean): P.SparkPlan => {
+const planNode = (p: L.LogicalPlan, isRoot: boolean, streaming: boolean): P.SparkPlan => {
   switch (p._tag) {
     case "LocalRelation":
       return { _tag: "LocalTableScanExec", output: p.output, rows: p.rows }
@@ -484,10 +527,10 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean): P.SparkPlan => {
         _tag: "ProjectExec",
         output: outputOf(p),
         projectList: p.projectList,
-        child: planNode(p.child, false)
+        child: planNode(p.child, false, streaming)
       }
     case "Filter": {
-      const child = planNode(p.child, false)
+      const child = planNode(p.child, false, streaming)
       return {
         _tag: "FilterExec",
         output: child.output,
@@ -496,7 +539,7 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean): P.SparkPlan => {
       }
     }
     case "TypedFilter": {
-      const child = planNode(p.child, false)
+      const child = planNode(p.child, false, streaming)
       return {
         _tag: "FilterExec",
         output: child.output,
@@ -504,29 +547,38 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean): P.SparkPlan => {
         child
       }
     }
-    case "Aggregate":
-      return planAggregate(p.groupingExpressions, p.aggregateExpressions, planNode(p.child, false))
+    case "Aggregate": {
+      const agg = planAggregate(p.groupingExpressions, p.aggregateExpressions, planNode(p.child, false, streaming))
+      // Spark's StatefulAggregationStrategy: only an aggregate over a stream keeps state (a batch
+      // aggregate inside a streaming query stays a batch one, SPARK-19690).
+      return streaming && L.isStreaming(p.child) ? statefulAggregate(agg) : agg
+    }
     case "Distinct": {
-      const child = planNode(p.child, false)
+      const child = planNode(p.child, false, streaming)
+      // On a stream, Dataset.distinct() is dropDuplicates() (Spark's StreamingDeduplicationStrategy).
+      if (streaming && L.isStreaming(p.child)) return streamingDeduplicate(child.output, false, child)
       return planAggregate(child.output, child.output, child)
     }
     case "Deduplicate": {
-      const child = planNode(p.child, false)
+      const child = planNode(p.child, false, streaming)
+      if (streaming && L.isStreaming(p.child)) {
+        return streamingDeduplicate(p.keys ?? child.output, p.withinWatermark, child)
+      }
       return { _tag: "DeduplicateExec", output: child.output, keys: p.keys ?? child.output, child }
     }
     case "Join":
-      return planJoin(p)
+      return planJoin(p, streaming)
     case "Sort": {
-      const child = planNode(p.child, false)
+      const child = planNode(p.child, false, streaming)
       return { _tag: "SortExec", output: child.output, sortOrder: p.order, global: p.global, child }
     }
     case "Limit": {
       const c = p.child
-      if (c._tag === "Sort" && c.global) return planTopK(p, c, undefined)
+      if (c._tag === "Sort" && c.global) return planTopK(p, c, undefined, streaming)
       if (c._tag === "Project" && c.child._tag === "Sort" && c.child.global) {
-        return planTopK(p, c.child, c.projectList)
+        return planTopK(p, c.child, c.projectList, streaming)
       }
-      const child = planNode(c, false)
+      const child = planNode(c, false, streaming)
       return {
         _tag: "LimitExec",
         output: child.output,
@@ -536,11 +588,11 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean): P.SparkPlan => {
       }
     }
     case "Union": {
-      const children = p.children.map((c) => planNode(c, false))
+      const children = p.children.map((c) => planNode(c, false, streaming))
       return { _tag: "UnionExec", output: outputOf(p), children }
     }
     case "Generate": {
-      const child = planNode(p.child, false)
+      const child = planNode(p.child, false, streaming)
       const g = stripAlias(p.generator)
       if (g._tag !== "Explode" && g._tag !== "TimeWindow") {
         // The analyzer only builds Generate for explode and window; anything else is a bug there.
@@ -562,7 +614,7 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean): P.SparkPlan => {
         flat: p.flat,
         schema: p.schema,
         wrapValue: p.wrapValue,
-        child: planNode(p.child, false)
+        child: planNode(p.child, false, streaming)
       }
     case "EventTimeWatermark":
       return {
@@ -570,10 +622,10 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean): P.SparkPlan => {
         output: outputOf(p),
         eventTime: p.eventTime,
         delayMs: p.delayMs,
-        child: planNode(p.child, false)
+        child: planNode(p.child, false, streaming)
       }
     case "SubqueryAlias":
-      return planNode(p.child, isRoot)
+      return planNode(p.child, isRoot, streaming)
     case "WithColumns":
     case "WithColumnsRenamed":
     case "Drop":

@@ -44,6 +44,8 @@ export type SparkPlan =
   | GenerateExec
   | MapElementsExec
   | EventTimeWatermarkExec
+  | StatefulAggregateExec
+  | StreamingDeduplicateExec
 
 /** Rows already in memory and already internal (Spark's `LocalTableScanExec`). */
 export interface LocalTableScanExec {
@@ -237,6 +239,42 @@ export interface EventTimeWatermarkExec {
 }
 
 /**
+ * A streaming aggregation: the aggregation of `HashAggregateExec` (same fields, same result
+ * expressions) around a state store, as Spark plans it with `StateStoreRestoreExec` and
+ * `StateStoreSaveExec` between a partial and a final `HashAggregateExec`; with a session window,
+ * Spark's `SessionWindowStateStoreRestoreExec`, `MergingSessionsExec` and
+ * `SessionWindowStateStoreSaveExec`. Each batch merges the batch's per-key buffers with the
+ * stored ones and emits by output mode (`stateful/StatefulAggregateExec.ts`). Only planned for a
+ * streaming child (`plan(logical, { streaming: true })`).
+ *
+ * @since 0.1.0
+ */
+export interface StatefulAggregateExec extends Omit<HashAggregateExec, "_tag"> {
+  readonly _tag: "StatefulAggregateExec"
+  /** Stable across restarts: assigned by a fixed bottom-up walk of the plan (`stateful/StatefulOperators.ts`). */
+  readonly operatorId: number
+}
+
+/**
+ * `dropDuplicates` / `distinct` on a stream (Spark's `StreamingDeduplicateExec`) and
+ * `dropDuplicatesWithinWatermark` (Spark's `StreamingDeduplicateWithinWatermarkExec`): the
+ * first row per key across all batches passes, later ones are dropped; the keys seen are kept
+ * in a state store (`stateful/StreamingDeduplicateExec.ts`).
+ *
+ * @since 0.1.0
+ */
+export interface StreamingDeduplicateExec {
+  readonly _tag: "StreamingDeduplicateExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  /** Stable across restarts: assigned by a fixed bottom-up walk of the plan (`stateful/StatefulOperators.ts`). */
+  readonly operatorId: number
+  readonly keys: ReadonlyArray<AttributeReference>
+  /** `dropDuplicatesWithinWatermark`: a key is remembered until the watermark passes its event time plus the delay. */
+  readonly withinWatermark: boolean
+  readonly child: SparkPlan
+}
+
+/**
  * The direct children of an operator, in a fixed order (left before right).
  *
  * @since 0.1.0
@@ -263,6 +301,8 @@ export const children = (p: SparkPlan): ReadonlyArray<SparkPlan> => {
     case "GenerateExec":
     case "MapElementsExec":
     case "EventTimeWatermarkExec":
+    case "StatefulAggregateExec":
+    case "StreamingDeduplicateExec":
       return [p.child]
   }
 }
@@ -298,6 +338,8 @@ export const withChildren = (p: SparkPlan, next: ReadonlyArray<SparkPlan>): Spar
     case "GenerateExec":
     case "MapElementsExec":
     case "EventTimeWatermarkExec":
+    case "StatefulAggregateExec":
+    case "StreamingDeduplicateExec":
       return { ...p, child: next[0] }
   }
 }

@@ -124,7 +124,8 @@ registerSourceFormat({
   create: (ctx) => {
     const file = ctx.options.path
     const max = Number(ctx.options.maxLinesPerBatch)
-    if (file === undefined || !(max > 0)) return Effect.fail(connectorError("options path and maxLinesPerBatch are required"))
+    if (file === undefined || !(max > 0))
+      return Effect.fail(connectorError("options path and maxLinesPerBatch are required"))
     return Effect.succeed(lineSource(file, max))
   }
 })
@@ -141,7 +142,8 @@ const writeBatch = (batchId: number, rows: ReadonlyArray<OutRow>): void => {
   if (fs.existsSync(final)) {
     // Already written by an earlier run: skip, but check the replay gave the same rows.
     const replay = serializeBatch(batchId, rows)
-    if (fs.readFileSync(final, "utf8") !== replay) fs.writeFileSync(path.join(files.out, conflictFileName(batchId)), replay)
+    if (fs.readFileSync(final, "utf8") !== replay)
+      fs.writeFileSync(path.join(files.out, conflictFileName(batchId)), replay)
   } else {
     const tmp = path.join(files.out, `.${batchId}.json.tmp`)
     const fd = fs.openSync(tmp, "w")

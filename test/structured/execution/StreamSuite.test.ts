@@ -18,7 +18,6 @@ import {
   CheckAnswer,
   CheckLastBatch,
   CheckNewAnswer,
-  Execute,
   StartStream,
   StopStream,
   testStream
@@ -47,7 +46,8 @@ describe("StreamSuite: stateless operators", () => {
         StartStream(),
         CheckAnswer(...v(2, 3, 4, 5, 6, 7))
       ])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
   it.effect("select, filter and withColumn run per batch", () =>
     Effect.gen(function* () {
@@ -66,7 +66,8 @@ describe("StreamSuite: stateless operators", () => {
         CheckNewAnswer({ word: "e", double: 10 }),
         CheckAnswer({ word: "b", double: 4 }, { word: "c", double: 6 }, { word: "e", double: 10 })
       ])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
   it.effect("a predicate filter over row objects", () =>
     Effect.gen(function* () {
@@ -74,13 +75,16 @@ describe("StreamSuite: stateless operators", () => {
       // Spark's StreamSuite "sql queries": the evens of the stream
       const evens = input.toDF().filter((r) => r.value % 2 === 0)
       yield* testStream(evens, "append", [AddData(input, ...v(1, 2, 3, 4)), CheckAnswer(...v(2, 4))])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
   it.effect("flatMap and explode", () =>
     Effect.gen(function* () {
       const Line = Schema.Struct({ line: Schema.String })
       const input = yield* MemoryStream.make(Line)
-      const words = input.toDF().flatMap((r) => r.line.split(" ").map((word) => ({ word })), Schema.Struct({ word: Schema.String }))
+      const words = input
+        .toDF()
+        .flatMap((r) => r.line.split(" ").map((word) => ({ word })), Schema.Struct({ word: Schema.String }))
       yield* testStream(words, "append", [
         AddData(input, { line: "a b" }, { line: "c" }),
         CheckAnswer({ word: "a" }, { word: "b" }, { word: "c" }),
@@ -97,7 +101,8 @@ describe("StreamSuite: stateless operators", () => {
         AddData(tagged, { id: 3, tags: ["z"] }),
         CheckNewAnswer({ id: 3, tag: "z" })
       ])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
   it.effect("union two streams", () =>
     Effect.gen(function* () {
@@ -115,32 +120,47 @@ describe("StreamSuite: stateless operators", () => {
         AddData(input2, ...v(8)),
         CheckAnswer(...v(1, 2, 3, 4, 5, 6, 7, 8))
       ])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
   it.effect("input rows per source when only one of two sources has data", () =>
     Effect.gen(function* () {
       // StreamingQuerySuite: "input row calculation with trigger having data for only one of two V2 sources"
       const input1 = yield* MemoryStream.make(Value)
       const input2 = yield* MemoryStream.make(Value)
-      const lastWithData = (q: { recentProgress: () => Effect.Effect<ReadonlyArray<{ numInputRows: number; sources: ReadonlyArray<{ numInputRows: number }> }>> }) =>
-        Effect.map(q.recentProgress(), (ps) => ps.filter((p) => p.numInputRows > 0).at(-1))
+      const lastWithData = (q: {
+        recentProgress: () => Effect.Effect<
+          ReadonlyArray<{ numInputRows: number; sources: ReadonlyArray<{ numInputRows: number }> }>
+        >
+      }) => Effect.map(q.recentProgress(), (ps) => ps.filter((p) => p.numInputRows > 0).at(-1))
       yield* testStream(input1.toDF().union(input2.toDF()), "append", [
         AddData(input1, ...v(1, 2, 3)),
         CheckLastBatch(...v(1, 2, 3)),
         AssertOnQuery(
           (q) =>
-            Effect.map(lastWithData(q), (p) => p?.numInputRows === 3 && p.sources.length === 2 && p.sources[0].numInputRows === 3 && p.sources[1].numInputRows === 0),
+            Effect.map(
+              lastWithData(q),
+              (p) =>
+                p?.numInputRows === 3 &&
+                p.sources.length === 2 &&
+                p.sources[0].numInputRows === 3 &&
+                p.sources[1].numInputRows === 0
+            ),
           "3 rows from the first source"
         ),
         AddData(input2, ...v(4, 5)),
         CheckLastBatch(...v(4, 5)),
         AssertOnQuery(
           (q) =>
-            Effect.map(lastWithData(q), (p) => p?.numInputRows === 2 && p.sources[0].numInputRows === 0 && p.sources[1].numInputRows === 2),
+            Effect.map(
+              lastWithData(q),
+              (p) => p?.numInputRows === 2 && p.sources[0].numInputRows === 0 && p.sources[1].numInputRows === 2
+            ),
           "2 rows from the second source"
         )
       ])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
   it.effect("a self-union reads the source twice", () =>
     Effect.gen(function* () {
@@ -151,7 +171,8 @@ describe("StreamSuite: stateless operators", () => {
         CheckAnswer(...v(1, 1, 2, 2, 3, 3)),
         AssertOnQuery((q) => Effect.map(q.lastProgress(), (p) => p?.sources.length === 1), "one source in progress")
       ])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 })
 
 describe("StreamSuite: current_timestamp is the batch timestamp", () => {
@@ -167,31 +188,44 @@ describe("StreamSuite: current_timestamp is the batch timestamp", () => {
         AddData(input, ...v(2, 3)),
         CheckLastBatch({ value: 2, ts: new Date(1_002_000) }, { value: 3, ts: new Date(1_002_000) })
       ])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
   it.effect("a re-run of an uncommitted batch reuses the logged timestamp", () =>
     Effect.gen(function* () {
-      const spark = yield* Session
       const dir = tempDir("current-ts")
       const input = yield* MemoryStream.make(Value)
       const df = input.toDF().withColumn("ts", F.current_timestamp())
+      const runs: Array<readonly [number, ReadonlyArray<unknown>]> = []
+      const start = () =>
+        df.writeStream
+          .option("checkpointLocation", dir)
+          .foreachBatch((batch, batchId) =>
+            Effect.map(batch.collect(), (rows) => {
+              runs.push([batchId, rows])
+            })
+          )
+          .start()
       yield* TestClock.adjust("5 seconds")
-      yield* testStream(df, "append", [
-        StartStream({ checkpointLocation: dir }),
-        AddData(input, ...v(1)),
-        CheckLastBatch({ value: 1, ts: new Date(5000) }),
-        StopStream,
-        // Batch 0 ran but, as far as the checkpoint knows, never committed.
-        Execute(removeDir(join(dir, "commits", "0"))),
-        AdvanceClock("1 minute"),
-        StartStream({ checkpointLocation: dir }),
-        CheckLastBatch({ value: 1, ts: new Date(5000) }),
-        AddData(input, ...v(2)),
-        CheckLastBatch({ value: 2, ts: new Date(65_000) })
-      ])
+      const q1 = yield* start()
+      yield* input.addData(v(1))
+      yield* q1.processAllAvailable()
+      yield* q1.stop()
+      assert.deepStrictEqual(runs, [[0, [{ value: 1, ts: new Date(5000) }]]])
+      // Batch 0 ran but, as far as the checkpoint knows, never committed.
+      yield* removeDir(join(dir, "commits", "0"))
+      yield* TestClock.adjust("1 minute")
+      const q2 = yield* start()
+      yield* q2.processAllAvailable()
+      // The re-run reads the timestamp from offsets/0, not the clock (now 65 s).
+      assert.deepStrictEqual(runs[1], [0, [{ value: 1, ts: new Date(5000) }]])
+      yield* input.addData(v(2))
+      yield* q2.processAllAvailable()
+      assert.deepStrictEqual(runs.slice(2), [[1, [{ value: 2, ts: new Date(65_000) }]]])
+      yield* q2.stop()
       yield* removeDir(dir)
-      void spark
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 })
 
 describe("StreamSuite: stream-static joins", () => {
@@ -218,7 +252,8 @@ describe("StreamSuite: stream-static joins", () => {
           { value: 4, number: 4, word: "four" }
         )
       ])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
   it.effect("left outer join with the stream on the left", () =>
     Effect.gen(function* () {
@@ -238,28 +273,40 @@ describe("StreamSuite: stream-static joins", () => {
         AddData(input, ...v(2)),
         CheckNewAnswer({ value: 2, word: "two" })
       ])
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
-  it.effect("full outer and left outer with the stream on the right fail start() with the checker's AnalysisError", () =>
-    Effect.gen(function* () {
-      const spark = yield* Session
-      const small = spark.createDataFrame([{ value: 1 }], Value)
-      const input = yield* MemoryStream.make(Value)
-      const stream = input.toDF()
-      const full = yield* stream.join(small, "value", "full_outer").writeStream.format("noop").start().pipe(Effect.flip)
-      assert.strictEqual(full._tag, "AnalysisError")
-      assert.strictEqual(
-        full.message,
-        "FullOuter joins with streaming DataFrames/Datasets on the left and a static DataFrame/Dataset on the right is not supported"
-      )
-      const leftRight = yield* small.join(stream, "value", "left_outer").writeStream.format("noop").start().pipe(Effect.flip)
-      assert.strictEqual(leftRight._tag, "AnalysisError")
-      assert.strictEqual(
-        leftRight.message,
-        "LeftOuter join with a streaming DataFrame/Dataset on the right and a static DataFrame/Dataset on the left is not supported"
-      )
-      assert.deepStrictEqual(yield* spark.streams.active(), [])
-    }).pipe(Effect.provide(Session.layer())))
+  it.effect(
+    "full outer and left outer with the stream on the right fail start() with the checker's AnalysisError",
+    () =>
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const small = spark.createDataFrame([{ value: 1 }], Value)
+        const input = yield* MemoryStream.make(Value)
+        const stream = input.toDF()
+        const full = yield* stream
+          .join(small, "value", "full_outer")
+          .writeStream.format("noop")
+          .start()
+          .pipe(Effect.flip)
+        assert.strictEqual(full._tag, "AnalysisError")
+        assert.strictEqual(
+          full.message,
+          "FullOuter joins with streaming DataFrames/Datasets on the left and a static DataFrame/Dataset on the right is not supported"
+        )
+        const leftRight = yield* small
+          .join(stream, "value", "left_outer")
+          .writeStream.format("noop")
+          .start()
+          .pipe(Effect.flip)
+        assert.strictEqual(leftRight._tag, "AnalysisError")
+        assert.strictEqual(
+          leftRight.message,
+          "LeftOuter join with a streaming DataFrame/Dataset on the right and a static DataFrame/Dataset on the left is not supported"
+        )
+        assert.deepStrictEqual(yield* spark.streams.active(), [])
+      }).pipe(Effect.provide(Session.layer()))
+  )
 })
 
 describe("StreamSuite: unsupported queries", () => {
@@ -277,5 +324,6 @@ describe("StreamSuite: unsupported queries", () => {
       assert.strictEqual(sorted._tag, "AnalysisError")
       assert.include(sorted.message, "not supported")
       assert.include(sorted.message, "streaming")
-    }).pipe(Effect.provide(Session.layer())))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 })

@@ -1,0 +1,137 @@
+/**
+ * State store benchmark: the cost of one micro-batch's state work as the state grows.
+ *
+ * For each state size (100 K, 1 M and 10 M existing keys; `BENCH_STATE_SIZES` overrides, e.g.
+ * `100000,1000000`), the DuckDB provider is filled with that many keys (100 K-key commits, then
+ * one compaction into the base table, as steady state looks after maintenance), and then runs
+ * `BENCH_STATE_BATCHES` (default 50) batches of 1,000 changed keys each: 900 updates of random
+ * existing keys and 100 new keys; every batch opens the store, loads the keys, reads, writes and
+ * commits. Reported per size: commit time (median, p90, max; the `commitTimeMs` metric), load
+ * time (median), and whether the hot-key cache held the whole state. Providers run with their
+ * default background maintenance (every 10 commits) and `minBatchesToRetain = 10`, so compaction
+ * and DuckDB checkpoints run during the measured batches, as they would in a query.
+ *
+ * Three configurations:
+ * - `duckdb`: the default (256 MiB hot-key cache per store).
+ * - `duckdb, no cache`: `cacheMaxBytes: 0`, so every load reads DuckDB (the cold-read cost).
+ * - `memory`: the file provider (in-memory map + delta files), for comparison (sizes <= 1 M).
+ *
+ * Run: `node_modules/.bin/node bench/state.ts`
+ */
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, type Scope } from "effect"
+import * as T from "../core/DataType.ts"
+import * as DuckDBStateStoreProvider from "../state/DuckDBStateStoreProvider.ts"
+import * as FileStateStoreProvider from "../state/FileStateStoreProvider.ts"
+import type { StateSchema, StateStoreProvider } from "../state/StateStore.ts"
+
+const SIZES = (process.env.BENCH_STATE_SIZES ?? "100000,1000000,10000000").split(",").map(Number)
+const BATCHES = Number(process.env.BENCH_STATE_BATCHES ?? 50)
+const CHANGED = 1000
+const FILL_BATCH = 500_000
+const RETAIN = 10
+
+const schema: StateSchema = {
+  keySchema: T.struct([T.field("user", T.StringType)]),
+  valueSchema: T.struct([T.field("count", T.LongType), T.field("sum", T.DoubleType)])
+}
+
+const keyOf = (i: number) => `"user-${i}"`
+
+interface Result {
+  readonly config: string
+  readonly size: number
+  readonly fillSeconds: number
+  readonly commitMs: ReadonlyArray<number>
+  readonly loadMs: ReadonlyArray<number>
+  readonly cacheComplete: boolean
+  readonly memoryMB: number
+}
+
+const quantile = (xs: ReadonlyArray<number>, q: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]
+}
+
+const run = (
+  config: string,
+  size: number,
+  make: () => Effect.Effect<StateStoreProvider, never, Scope.Scope>
+): Effect.Effect<Result, unknown> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const checkpoint = yield* Effect.acquireRelease(
+        Effect.promise(() => mkdtemp(join(tmpdir(), "tributary-bench-state-"))),
+        (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+      )
+      const provider = yield* make()
+      const spec = (version: number) => ({ checkpoint, operatorId: 0, storeName: "default", schema, version, minBatchesToRetain: RETAIN })
+      let version = -1
+      const f0 = performance.now()
+      for (let from = 0; from < size; from += FILL_BATCH) {
+        const store = yield* provider.open(spec(version))
+        const to = Math.min(size, from + FILL_BATCH)
+        for (let i = from; i < to; i++) store.put(keyOf(i), [1, i])
+        yield* store.commit()
+        version++
+      }
+      yield* provider.maintain()
+      const fillSeconds = (performance.now() - f0) / 1000
+      let next = size
+      let seed = 12345
+      const random = () => {
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff
+        return seed
+      }
+      const commitMs: Array<number> = []
+      const loadMs: Array<number> = []
+      let cacheComplete = false
+      let memoryMB = 0
+      for (let b = 0; b < BATCHES; b++) {
+        const keys: Array<string> = []
+        for (let i = 0; i < CHANGED - 100; i++) keys.push(keyOf(random() % size))
+        for (let i = 0; i < 100; i++) keys.push(keyOf(next++))
+        const store = yield* provider.open(spec(version))
+        const l0 = performance.now()
+        yield* store.load(keys)
+        loadMs.push(performance.now() - l0)
+        for (const k of keys) {
+          const old = store.get(k) as [number, number] | undefined
+          store.put(k, old === undefined ? [1, 1] : [old[0] + 1, old[1] + 1])
+        }
+        const m = yield* store.commit()
+        version++
+        commitMs.push(m.commitTimeMs)
+        cacheComplete = m.customMetrics.cacheComplete === 1 || config === "memory"
+        memoryMB = m.memoryUsedBytes / 1024 / 1024
+      }
+      return { config, size, fillSeconds, commitMs, loadMs, cacheComplete, memoryMB }
+    })
+  )
+
+const fmt = (n: number) => n.toFixed(1).padStart(7)
+
+const report = (r: Result) =>
+  console.log(
+    `${r.config.padEnd(17)} ${String(r.size).padStart(9)} keys | commit ms median ${fmt(quantile(r.commitMs, 0.5))} p90 ${fmt(
+      quantile(r.commitMs, 0.9)
+    )} max ${fmt(Math.max(...r.commitMs))} | load ms median ${fmt(quantile(r.loadMs, 0.5))} | cache ${
+      r.cacheComplete ? "complete" : "partial "
+    } ${fmt(r.memoryMB)} MB | fill ${r.fillSeconds.toFixed(1)} s`
+  )
+
+const program = Effect.gen(function* () {
+  console.log(`${BATCHES} batches of ${CHANGED} changed keys (900 updates, 100 new) per state size`)
+  for (const size of SIZES) {
+    report(yield* run("duckdb", size, () => DuckDBStateStoreProvider.make()))
+    report(yield* run("duckdb, no cache", size, () => DuckDBStateStoreProvider.make({ cacheMaxBytes: 0 })))
+    if (size <= 1_000_000) report(yield* run("memory", size, () => FileStateStoreProvider.make()))
+  }
+})
+
+Effect.runPromise(program).catch((e) => {
+  console.error(e)
+  process.exitCode = 1
+})

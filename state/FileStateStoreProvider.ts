@@ -1,0 +1,548 @@
+/**
+ * The file state store provider (`"memory"`): Spark's `HDFSBackedStateStoreProvider` design.
+ * Each store's state lives in an in-memory map; each commit writes the batch's changes as one
+ * delta file, and maintenance writes periodic snapshot files and removes what retention no
+ * longer needs.
+ *
+ * ```
+ * <checkpoint>/state/<operatorId>/0/                 the "default" store (partition 0)
+ * <checkpoint>/state/<operatorId>/0/<storeName>/     any other store (e.g. a join's four)
+ *     _metadata/schema                               key and value schemas, checked on open
+ *     <version>.delta                                the changes of batch <version>
+ *     <version>.snapshot                             every entry of version <version>
+ * ```
+ *
+ * Versions are batch ids (Spark's store versions are batch id + 1; here version -1 is the empty
+ * state before batch 0). Every file is written atomically (temporary file, then rename) and
+ * carries a SHA-256 checksum (`StateFileFormat.ts`), so a corrupt or truncated file fails the
+ * open with a `Corrupt` error that names it.
+ *
+ * Differences from Spark, on purpose: a commit applies its changes to the latest version's map
+ * in place instead of copying the whole map per version (Spark's `loadedMaps` copy), so commit
+ * cost follows the batch, not the state; older versions opened or read are rebuilt from files and
+ * kept in a small cache (`maxVersionsInMemory`, Spark's
+ * `spark.sql.streaming.maxBatchesToRetainInMemory`).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Fiber, Layer, type Scope, Semaphore } from "effect"
+import type { CheckpointFileSystem } from "../core/CheckpointFileSystem.ts"
+import { type CheckpointError, StateStoreError } from "../core/Errors.ts"
+import { ENTRY_OVERHEAD_BYTES } from "./KeyCache.ts"
+import { NodeCheckpointFileSystem } from "./NodeCheckpointFileSystem.ts"
+import { applyFile, encodeDelta, encodeSnapshot, frame, unframe } from "./StateFileFormat.ts"
+import { checkCompatibility, decodeSchema, encodeSchema } from "./StateSchemaCompatibility.ts"
+import {
+  describeStore,
+  type OpenSpec,
+  type StateStore,
+  type StateStoreHooks,
+  type StateStoreId,
+  type StateStoreProvider,
+  StateStoreProviderService,
+  validateSpec,
+  type VersionSpec
+} from "./StateStore.ts"
+import { type CommitBatch, makeSession } from "./StateStoreSession.ts"
+
+/**
+ * Options of the file provider.
+ *
+ * @since 0.1.0
+ */
+export interface FileProviderOptions {
+  /** Where files are written (`node:fs` by default; tests inject failures through it). */
+  readonly fs?: CheckpointFileSystem | undefined
+  /** `spark.sql.streaming.stateStore.minDeltasForSnapshot` (default 10): deltas since the last snapshot before maintenance writes one. */
+  readonly minDeltasForSnapshot?: number | undefined
+  /** `spark.sql.streaming.maxBatchesToRetainInMemory` (default 2): versions kept in memory per store, the latest included. */
+  readonly maxVersionsInMemory?: number | undefined
+  /** Background maintenance after this many commits of a store (default 10; 0: only when `maintain` is called). */
+  readonly maintenanceEveryCommits?: number | undefined
+  readonly hooks?: StateStoreHooks | undefined
+}
+
+interface Loaded {
+  version: number
+  readonly map: Map<string, string>
+  /** Characters of every key and value, for the memory estimate. */
+  chars: number
+}
+
+interface Handle {
+  readonly operatorId: number
+  readonly storeName: string
+  readonly dir: string
+  /** Canonical schema texts already accepted for this store. */
+  readonly acceptedSchemas: Set<string>
+  listed: boolean
+  readonly deltas: Set<number>
+  readonly snapshots: Set<number>
+  latest: number
+  /** The latest version's map; commits change it in place. */
+  current: Loaded | undefined
+  /** Older versions rebuilt for `open` or `read`, least recently used first. */
+  readonly older: Map<number, Loaded>
+  writer: boolean
+  minBatchesToRetain: number
+  commitsSinceMaintenance: number
+  maintenance: Fiber.Fiber<void, never> | undefined
+  /** Serialises file listing, rebuilding, maintenance and rollback of this store. */
+  readonly lock: Semaphore.Semaphore
+}
+
+const FILE = /^(\d+)\.(delta|snapshot)$/
+
+/** The largest version in the sets, -1 when they are empty. */
+const maxVersion = (...sets: ReadonlyArray<ReadonlySet<number>>): number => {
+  let m = -1
+  for (const set of sets) for (const v of set) if (v > m) m = v
+  return m
+}
+
+const mapBytes = (l: Loaded | undefined): number =>
+  l === undefined ? 0 : 2 * l.chars + ENTRY_OVERHEAD_BYTES * l.map.size
+
+/**
+ * Makes a file provider; closing the scope closes it (after background maintenance finishes).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { FileStateStoreProvider } from "tributary/state"
+ * const provider = FileStateStoreProvider.make({ minDeltasForSnapshot: 10 }) // Effect<StateStoreProvider, never, Scope>
+ * ```
+ * @since 0.1.0
+ */
+export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStoreProvider, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const fs = options.fs ?? NodeCheckpointFileSystem
+    const minDeltasForSnapshot = Math.max(1, options.minDeltasForSnapshot ?? 10)
+    const maxOlder = Math.max(0, (options.maxVersionsInMemory ?? 2) - 1)
+    const maintenanceEvery = options.maintenanceEveryCommits ?? 10
+    const scope = yield* Effect.scope
+    const handles = new Map<string, Handle>()
+    let closed = false
+
+    const io =
+      (h: { readonly operatorId: number }, what: string) =>
+      (e: CheckpointError): StateStoreError =>
+        new StateStoreError({
+          reason: "Io",
+          operatorId: h.operatorId,
+          path: e.path,
+          message: `Could not ${what}: ${e.message}`,
+          cause: e
+        })
+
+    const handleFor = (id: StateStoreId): Handle => {
+      const root = fs.resolve(id.checkpoint)
+      const key = `${root}\u0000${id.operatorId}\u0000${id.storeName}`
+      let h = handles.get(key)
+      if (h === undefined) {
+        const base = fs.join(root, "state", String(id.operatorId), "0")
+        h = {
+          operatorId: id.operatorId,
+          storeName: id.storeName,
+          // Spark: the default store sits in the partition folder, other stores in a subfolder.
+          dir: id.storeName === "default" ? base : fs.join(base, id.storeName),
+          acceptedSchemas: new Set(),
+          listed: false,
+          deltas: new Set(),
+          snapshots: new Set(),
+          latest: -1,
+          current: undefined,
+          older: new Map(),
+          writer: false,
+          minBatchesToRetain: 100,
+          commitsSinceMaintenance: 0,
+          maintenance: undefined,
+          lock: Semaphore.makeUnsafe(1)
+        }
+        handles.set(key, h)
+      }
+      return h
+    }
+
+    const fileOf = (h: Handle, version: number, kind: "delta" | "snapshot") => fs.join(h.dir, `${version}.${kind}`)
+
+    const list = (h: Handle): Effect.Effect<void, StateStoreError> =>
+      h.listed
+        ? Effect.void
+        : Effect.map(Effect.mapError(fs.list(h.dir), io(h, `list the state folder of ${describeStore(h)}`)), (names) => {
+            for (const n of names) {
+              const m = FILE.exec(n)
+              if (m === null) continue
+              ;(m[2] === "delta" ? h.deltas : h.snapshots).add(Number(m[1]))
+            }
+            h.latest = maxVersion(h.deltas, h.snapshots)
+            h.listed = true
+          })
+
+    const checkSchema = (h: Handle, spec: OpenSpec): Effect.Effect<void, StateStoreError> => {
+      const proposed = encodeSchema(spec.schema)
+      if (h.acceptedSchemas.has(proposed)) return Effect.void
+      const path = fs.join(h.dir, "_metadata", "schema")
+      return Effect.gen(function* () {
+        let text = yield* Effect.mapError(fs.readText(path), io(h, "read the state schema"))
+        if (text === undefined) {
+          const written = yield* Effect.mapError(
+            fs.writeAtomic(path, frame("schema", [proposed]), false),
+            io(h, "write the state schema")
+          )
+          if (written) {
+            h.acceptedSchemas.add(proposed)
+            return
+          }
+          text = yield* Effect.mapError(fs.readText(path), io(h, "read the state schema"))
+          if (text === undefined) {
+            return yield* new StateStoreError({ reason: "Io", operatorId: h.operatorId, path, message: `The state schema ${path} vanished while it was written.` })
+          }
+        }
+        const lines = unframe("schema", text, path, h.operatorId)
+        if (lines instanceof StateStoreError) return yield* lines
+        const stored = lines.length === 1 ? decodeSchema(lines[0]) : undefined
+        if (stored === undefined) {
+          return yield* new StateStoreError({
+            reason: "Corrupt",
+            operatorId: h.operatorId,
+            path,
+            message: `The state schema file ${path} does not hold a key and value schema.`
+          })
+        }
+        // With the check off (spark.sql.streaming.stateStore.stateSchemaCheck=false) nothing is
+        // remembered, so a later open with the check on still runs it.
+        if (spec.checkSchema === false) return
+        if (lines[0] !== proposed) {
+          const err = checkCompatibility(stored, spec.schema, { operatorId: h.operatorId, storeName: h.storeName, path })
+          if (err !== undefined) return yield* err
+        }
+        h.acceptedSchemas.add(proposed)
+      })
+    }
+
+    const versionNotFound = (h: Handle, version: number, why: string) =>
+      new StateStoreError({
+        reason: "VersionNotFound",
+        operatorId: h.operatorId,
+        path: h.dir,
+        message: `Version ${version} of ${describeStore(h)} cannot be opened: ${why}.`
+      })
+
+    /** Rebuilds `version` from its files: the latest snapshot at or below it, then the deltas after it. */
+    const rebuild = (h: Handle, version: number): Effect.Effect<Loaded, StateStoreError> =>
+      Effect.gen(function* () {
+        const map = new Map<string, string>()
+        if (version === -1) return { version, map, chars: 0 }
+        if (!h.deltas.has(version) && !h.snapshots.has(version)) {
+          return yield* versionNotFound(
+            h,
+            version,
+            version > h.latest
+              ? `the latest committed version is ${h.latest}`
+              : `it is older than the retained versions (spark.sql.streaming.minBatchesToRetain)`
+          )
+        }
+        let from = -1
+        for (const s of h.snapshots) if (s <= version && s > from) from = s
+        const read = (v: number, kind: "delta" | "snapshot") =>
+          Effect.gen(function* () {
+            const path = fileOf(h, v, kind)
+            const text = yield* Effect.mapError(fs.readText(path), io(h, `read ${path}`))
+            if (text === undefined) {
+              return yield* new StateStoreError({
+                reason: "Corrupt",
+                operatorId: h.operatorId,
+                path,
+                message: `The state file ${path}, needed for version ${version} of ${describeStore(h)}, is missing.`
+              })
+            }
+            const n = applyFile(kind, text, path, map, h.operatorId)
+            if (n instanceof StateStoreError) return yield* n
+          })
+        if (from >= 0) yield* read(from, "snapshot")
+        for (let v = from + 1; v <= version; v++) {
+          if (!h.deltas.has(v)) {
+            const path = fileOf(h, v, "delta")
+            return yield* new StateStoreError({
+              reason: "Corrupt",
+              operatorId: h.operatorId,
+              path,
+              message: `The state file ${path}, needed for version ${version} of ${describeStore(h)}, is missing.`
+            })
+          }
+          yield* read(v, "delta")
+        }
+        let chars = 0
+        for (const [k, v] of map) chars += k.length + v.length
+        return { version, map, chars }
+      })
+
+    /** The map of `version`, from memory or rebuilt; `hit` says which. */
+    const mapOf = (h: Handle, version: number): Effect.Effect<{ loaded: Loaded; hit: boolean }, StateStoreError> => {
+      if (h.current?.version === version) return Effect.succeed({ loaded: h.current, hit: true })
+      const old = h.older.get(version)
+      if (old !== undefined) {
+        h.older.delete(version)
+        h.older.set(version, old)
+        return Effect.succeed({ loaded: old, hit: true })
+      }
+      return h.lock.withPermits(1)(
+        Effect.map(rebuild(h, version), (loaded) => {
+          if (version === h.latest) h.current = loaded
+          else if (maxOlder > 0) {
+            h.older.set(version, loaded)
+            for (const v of h.older.keys()) {
+              if (h.older.size <= maxOlder) break
+              h.older.delete(v)
+            }
+          }
+          return { loaded, hit: false }
+        })
+      )
+    }
+
+    const closedError = (id: { readonly operatorId: number }) =>
+      new StateStoreError({ reason: "InvalidUsage", operatorId: id.operatorId, message: "The state store provider is closed." })
+
+    const maintainHandle = (h: Handle): Effect.Effect<void, StateStoreError> =>
+      h.lock.withPermits(1)(
+        Effect.gen(function* () {
+          h.commitsSinceMaintenance = 0
+          let lastSnapshot = -1
+          for (const s of h.snapshots) if (s > lastSnapshot) lastSnapshot = s
+          const cur = h.current
+          if (cur !== undefined && cur.version === h.latest && cur.version - lastSnapshot >= minDeltasForSnapshot) {
+            // Serialised synchronously, so a commit cannot change the map halfway through.
+            const version = cur.version
+            const text = encodeSnapshot(cur.map)
+            yield* Effect.mapError(fs.writeAtomic(fileOf(h, version, "snapshot"), text, true), io(h, "write a snapshot"))
+            h.snapshots.add(version)
+          }
+          // Spark's cleanup: keep what rebuilding `latest - minBatchesToRetain` needs, delete older files.
+          const earliest = h.latest - h.minBatchesToRetain
+          let keepFrom = -1
+          for (const s of h.snapshots) if (s <= earliest && s > keepFrom) keepFrom = s
+          if (keepFrom <= 0) return
+          for (const set of [h.deltas, h.snapshots] as const) {
+            const kind = set === h.deltas ? "delta" : "snapshot"
+            for (const v of [...set].filter((x) => x < keepFrom).sort((a, b) => a - b)) {
+              yield* Effect.mapError(fs.remove(fileOf(h, v, kind)), io(h, "remove an old state file"))
+              set.delete(v)
+            }
+          }
+          for (const v of h.older.keys()) if (v < keepFrom) h.older.delete(v)
+        })
+      )
+
+    const scheduleMaintenance = (h: Handle): Effect.Effect<void> => {
+      if (maintenanceEvery <= 0 || h.commitsSinceMaintenance < maintenanceEvery || h.maintenance !== undefined || closed) {
+        return Effect.void
+      }
+      const run = maintainHandle(h).pipe(
+        Effect.catch((e) => Effect.logWarning(`State store maintenance of ${describeStore(h)} failed: ${e.message}`)),
+        Effect.ensuring(Effect.sync(() => {
+          h.maintenance = undefined
+        }))
+      )
+      return Effect.map(Effect.forkIn(run, scope, { uninterruptible: true }), (fiber) => {
+        h.maintenance = fiber
+      })
+    }
+
+    const open = (spec: OpenSpec): Effect.Effect<StateStore, StateStoreError> =>
+      Effect.gen(function* () {
+        const invalid = validateSpec(spec)
+        if (invalid !== undefined) return yield* invalid
+        if (closed) return yield* closedError(spec)
+        const h = handleFor(spec)
+        if (h.writer) {
+          return yield* new StateStoreError({
+            reason: "InvalidUsage",
+            operatorId: h.operatorId,
+            message: `${describeStore(h)} is already open: commit or abort it before opening it again.`
+          })
+        }
+        h.writer = true
+        const opened = Effect.gen(function* () {
+          yield* checkSchema(h, spec)
+          yield* h.lock.withPermits(1)(list(h))
+          h.minBatchesToRetain = spec.minBatchesToRetain
+          const { loaded, hit } = yield* mapOf(h, spec.version)
+          const map = loaded.map
+          let released = false
+          return makeSession({
+            operatorId: h.operatorId,
+            storeName: h.storeName,
+            version: spec.version,
+            numRows: map.size,
+            numChars: loaded.chars,
+            lookup: (key) => map.get(key),
+            load: () => Effect.void,
+            // The live map: the session reads it only before its own commit changes it.
+            scan: () => Effect.succeed(map),
+            persist: (batch) => persist(h, loaded, batch),
+            release: () => {
+              if (!released) {
+                released = true
+                h.writer = false
+              }
+            },
+            memoryBytes: () => mapBytes(h.current) + (loaded === h.current ? 0 : mapBytes(loaded)),
+            numRowsLoaded: () => (hit ? 0 : map.size),
+            customMetrics: () => ({
+              loadedMapCacheHitCount: hit ? 1 : 0,
+              loadedMapCacheMissCount: hit ? 0 : 1,
+              stateOnCurrentVersionSizeBytes: mapBytes(h.current)
+            })
+          })
+        })
+        return yield* Effect.onError(opened, () => Effect.sync(() => {
+          h.writer = false
+        }))
+      })
+
+    const persist = (h: Handle, loaded: Loaded, batch: CommitBatch): Effect.Effect<void, StateStoreError> =>
+      Effect.gen(function* () {
+        const from = batch.version - 1
+        if (closed) return yield* closedError(h)
+        if (h.latest !== from || loaded.version !== from) {
+          return yield* new StateStoreError({
+            reason: "InvalidUsage",
+            operatorId: h.operatorId,
+            message:
+              `${describeStore(h)} was opened at version ${from} but version ${h.latest} exists: ` +
+              `call rollbackTo(${from}) to discard the later versions before committing on top of ${from}.`
+          })
+        }
+        const path = fileOf(h, batch.version, "delta")
+        const text = encodeDelta(batch.changes)
+        if (options.hooks?.beforeCommitPublish !== undefined) {
+          yield* Effect.mapError(
+            options.hooks.beforeCommitPublish({ operatorId: h.operatorId, storeName: h.storeName, version: batch.version }),
+            (cause) =>
+              new StateStoreError({
+                reason: "CommitFailed",
+                operatorId: h.operatorId,
+                path,
+                message: `The commit of version ${batch.version} of ${describeStore(h)} failed: ${String(cause)}`,
+                cause
+              })
+          )
+        }
+        const written = yield* Effect.mapError(fs.writeAtomic(path, text, false), (e) =>
+          new StateStoreError({
+            reason: "CommitFailed",
+            operatorId: h.operatorId,
+            path,
+            message: `The commit of version ${batch.version} of ${describeStore(h)} failed: ${e.message}`,
+            cause: e
+          })
+        )
+        if (!written) {
+          return yield* new StateStoreError({
+            reason: "CommitFailed",
+            operatorId: h.operatorId,
+            path,
+            message: `The commit of version ${batch.version} of ${describeStore(h)} failed: ${path} already exists (another writer?).`
+          })
+        }
+        // The delta file is the commit; the map follows it.
+        h.deltas.add(batch.version)
+        h.latest = batch.version
+        for (const [k, v] of batch.changes) {
+          if (v === null) loaded.map.delete(k)
+          else loaded.map.set(k, v)
+        }
+        loaded.chars = batch.numChars
+        loaded.version = batch.version
+        if (h.older.get(from) === loaded) h.older.delete(from)
+        h.current = loaded
+        h.commitsSinceMaintenance++
+        yield* scheduleMaintenance(h)
+      })
+
+    const rollbackTo = (spec: VersionSpec): Effect.Effect<void, StateStoreError> =>
+      Effect.gen(function* () {
+        const invalid = validateSpec(spec)
+        if (invalid !== undefined) return yield* invalid
+        if (closed) return yield* closedError(spec)
+        const h = handleFor(spec)
+        if (h.writer) {
+          return yield* new StateStoreError({
+            reason: "InvalidUsage",
+            operatorId: h.operatorId,
+            message: `rollbackTo(${spec.version}) while ${describeStore(h)} is open: commit or abort it first.`
+          })
+        }
+        yield* h.lock.withPermits(1)(
+          Effect.gen(function* () {
+            yield* list(h)
+            if (spec.version > h.latest) return yield* versionNotFound(h, spec.version, `the latest committed version is ${h.latest}`)
+            if (spec.version >= 0 && !h.deltas.has(spec.version) && !h.snapshots.has(spec.version)) {
+              return yield* versionNotFound(h, spec.version, "it is older than the retained versions")
+            }
+            // Newest first, so an interrupted rollback leaves a contiguous prefix of versions.
+            const doomed = [...new Set([...h.deltas, ...h.snapshots])].filter((v) => v > spec.version).sort((a, b) => b - a)
+            for (const v of doomed) {
+              for (const kind of ["snapshot", "delta"] as const) {
+                const set = kind === "delta" ? h.deltas : h.snapshots
+                if (!set.has(v)) continue
+                yield* Effect.mapError(fs.remove(fileOf(h, v, kind)), io(h, "remove a rolled-back state file"))
+                set.delete(v)
+              }
+            }
+            h.latest = maxVersion(h.deltas, h.snapshots)
+            if (h.current !== undefined && h.current.version > spec.version) h.current = undefined
+            for (const v of h.older.keys()) if (v > spec.version) h.older.delete(v)
+          })
+        )
+      })
+
+    const read = (spec: VersionSpec): Effect.Effect<ReadonlyArray<readonly [string, unknown]>, StateStoreError> =>
+      Effect.gen(function* () {
+        const invalid = validateSpec(spec)
+        if (invalid !== undefined) return yield* invalid
+        if (closed) return yield* closedError(spec)
+        const h = handleFor(spec)
+        yield* h.lock.withPermits(1)(list(h))
+        const { loaded } = yield* mapOf(h, spec.version)
+        const out: Array<readonly [string, unknown]> = []
+        for (const [k, v] of loaded.map) out.push([k, JSON.parse(v)])
+        return out
+      })
+
+    const latestVersion = (id: StateStoreId): Effect.Effect<number, StateStoreError> =>
+      Effect.gen(function* () {
+        const invalid = validateSpec({ ...id, version: -1 })
+        if (invalid !== undefined) return yield* invalid
+        if (closed) return yield* closedError(id)
+        const h = handleFor(id)
+        yield* h.lock.withPermits(1)(list(h))
+        return h.latest
+      })
+
+    const maintain = (): Effect.Effect<void, StateStoreError> =>
+      Effect.suspend(() => (closed ? Effect.void : Effect.forEach([...handles.values()], (h) => maintainHandle(h), { discard: true })))
+
+    const close = (): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (closed) return
+        closed = true
+        const running = [...handles.values()].flatMap((h) => (h.maintenance === undefined ? [] : [h.maintenance]))
+        yield* Fiber.awaitAll(running)
+        handles.clear()
+      })
+
+    yield* Effect.addFinalizer(() => close())
+    const provider: StateStoreProvider = { name: "memory", open, rollbackTo, read, latestVersion, maintain, close }
+    return provider
+  })
+
+/**
+ * The file provider as the session's `StateStoreProviderService`.
+ *
+ * @since 0.1.0
+ */
+export const layer = (options: FileProviderOptions = {}): Layer.Layer<StateStoreProviderService> =>
+  Layer.effect(StateStoreProviderService, make(options))

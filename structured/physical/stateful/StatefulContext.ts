@@ -1,0 +1,80 @@
+/**
+ * What a stateful physical operator gets from the streaming engine for one micro-batch: the
+ * batch id (its state version), the two watermarks Spark distinguishes, the output mode, a way
+ * to open its state stores, and where to report its progress.
+ *
+ * Spark (`WatermarkSupport`): late input is filtered against the PREVIOUS batch's watermark
+ * (`eventTimeWatermarkForLateEvents`), state is closed and evicted against THIS batch's
+ * watermark (`eventTimeWatermarkForEviction`); both are `undefined` when the plan has no
+ * watermark.
+ *
+ * @since 0.1.0
+ */
+import type { Effect } from "effect"
+import type { StructType } from "../../../core/DataType.ts"
+import type { StateStoreError } from "../../../core/Errors.ts"
+import type { OutputMode } from "../../../core/Streaming.ts"
+
+/**
+ * The state an operator reads and writes in one batch. Keys are strings derived from key
+ * columns (core/Ordering.ts `keyString`); values are JSON-safe. `get` is synchronous for keys
+ * made readable with `load` (one batched read), so operators run in plain loops.
+ */
+export interface OperatorStateStore {
+  /** The committed version this store was opened at (the previous batch id, -1 for none). */
+  readonly version: number
+  readonly load: (keys: Iterable<string>) => Effect.Effect<void, StateStoreError>
+  readonly get: (key: string) => unknown | undefined
+  readonly put: (key: string, value: unknown) => void
+  readonly remove: (key: string) => void
+  /** Every entry as of this version plus this batch's uncommitted changes. */
+  readonly scan: () => Effect.Effect<Iterable<readonly [string, unknown]>, StateStoreError>
+  /** Writes version `version + 1` atomically and returns the store's metrics. */
+  readonly commit: () => Effect.Effect<OperatorStoreMetrics, StateStoreError>
+  readonly abort: () => Effect.Effect<void>
+}
+
+export interface OperatorStoreMetrics {
+  readonly numRowsTotal: number
+  readonly numRowsUpdated: number
+  readonly numRowsRemoved: number
+  readonly commitTimeMs: number
+  readonly memoryUsedBytes: number
+}
+
+/** Key and value schemas stored with the state and checked on restart. */
+export interface OperatorStateSchema {
+  readonly keySchema: StructType
+  readonly valueSchema: StructType
+}
+
+/** Spark's `StateOperatorProgress` fields an operator reports for a batch. */
+export interface OperatorProgress {
+  readonly operatorName: string
+  readonly numRowsTotal: number
+  readonly numRowsUpdated: number
+  readonly allUpdatesTimeMs: number
+  readonly numRowsRemoved: number
+  readonly allRemovalsTimeMs: number
+  readonly commitTimeMs: number
+  readonly memoryUsedBytes: number
+  readonly numRowsDroppedByWatermark: number
+  readonly customMetrics: Readonly<Record<string, number>>
+}
+
+export interface StatefulContext {
+  readonly batchId: number
+  readonly outputMode: OutputMode
+  /** The previous batch's watermark: input at or below it is late and dropped. */
+  readonly watermarkForLateEventsMs: number | undefined
+  /** This batch's watermark: state at or below it is emitted (append) and evicted. */
+  readonly watermarkForEvictionMs: number | undefined
+  /** Opens the store `storeName` ("default" for one store) of operator `operatorId` at this batch's start. */
+  readonly openStore: (
+    operatorId: number,
+    storeName: string,
+    schema: OperatorStateSchema
+  ) => Effect.Effect<OperatorStateStore, StateStoreError>
+  /** Records an operator's progress for the batch (`progress.stateOperators`, by operator id). */
+  readonly reportProgress: (operatorId: number, progress: OperatorProgress) => void
+}

@@ -1,0 +1,150 @@
+/**
+ * The file provider (`"memory"`, Spark's HDFSBackedStateStoreProvider): the shared contract,
+ * then its layout on disk (delta per commit, snapshots and cleanup by maintenance, the schema
+ * file) and I/O failures through an injected file system.
+ */
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { CheckpointError } from "../../core/Errors.ts"
+import * as FileStateStoreProvider from "../../state/FileStateStoreProvider.ts"
+import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
+import { stateStoreContract, tempCheckpoint, wordSchema } from "./StateStoreContract.ts"
+
+const storeDir = (checkpoint: string) => path.join(checkpoint, "state", "0", "0")
+
+stateStoreContract({
+  name: "files",
+  make: (options) => FileStateStoreProvider.make({ maintenanceEveryCommits: 0, minDeltasForSnapshot: 2, hooks: options?.hooks }),
+  damage: [
+    {
+      name: "a byte of the latest delta file changed",
+      run: async (cp) => {
+        const file = path.join(storeDir(cp), "3.delta")
+        const bytes = await fs.readFile(file)
+        bytes[Math.floor(bytes.length / 2)] ^= 0x01
+        await fs.writeFile(file, bytes)
+        return file
+      }
+    },
+    {
+      name: "the latest delta file truncated",
+      run: async (cp) => {
+        const file = path.join(storeDir(cp), "3.delta")
+        const { size } = await fs.stat(file)
+        await fs.truncate(file, Math.floor(size / 2))
+        return file
+      }
+    },
+    {
+      name: "the schema file truncated",
+      run: async (cp) => {
+        const file = path.join(storeDir(cp), "_metadata", "schema")
+        await fs.truncate(file, 20)
+        return file
+      }
+    }
+  ]
+})
+
+const spec = (checkpoint: string, version: number, storeName = "default") => ({
+  checkpoint,
+  operatorId: 0,
+  storeName,
+  schema: wordSchema,
+  version,
+  minBatchesToRetain: 3
+})
+
+const list = (dir: string) => Effect.promise(async () => (await fs.readdir(dir)).sort())
+
+describe("FileStateStoreProvider", () => {
+  it.effect("writes one delta file per commit, snapshots and cleans up in maintenance (Spark's layout)", () =>
+    Effect.gen(function* () {
+      const cp = yield* tempCheckpoint()
+      const p = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0, minDeltasForSnapshot: 4 })
+      for (let v = -1; v < 5; v++) {
+        const s = yield* p.open(spec(cp, v))
+        s.put("k", v + 1)
+        yield* s.commit()
+      }
+      assert.deepStrictEqual(yield* list(storeDir(cp)), ["0.delta", "1.delta", "2.delta", "3.delta", "4.delta", "5.delta", "_metadata"])
+      assert.deepStrictEqual(yield* list(path.join(storeDir(cp), "_metadata")), ["schema"])
+      const delta = yield* Effect.promise(() => fs.readFile(path.join(storeDir(cp), "5.delta"), "utf8"))
+      assert.match(delta, /^tributary-state delta 1\n\+"k"\t5\n#1\t[0-9a-f]{64}\n$/)
+      yield* p.maintain()
+      assert.include(yield* list(storeDir(cp)), "5.snapshot")
+      for (let v = 5; v < 12; v++) {
+        const s = yield* p.open(spec(cp, v))
+        s.put("k", v + 1)
+        yield* s.commit()
+      }
+      yield* p.maintain()
+      // Latest 12, retain 3: version 9 must stay rebuildable, from snapshot 5 and deltas 6..9;
+      // everything older than snapshot 5 goes. A snapshot of 12 was written too.
+      assert.deepStrictEqual(
+        yield* list(storeDir(cp)),
+        ["10.delta", "11.delta", "12.delta", "12.snapshot", "5.delta", "5.snapshot", "6.delta", "7.delta", "8.delta", "9.delta", "_metadata"]
+      )
+      yield* p.close()
+      const again = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0 })
+      const r9 = yield* again.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 9 })
+      assert.deepStrictEqual(r9, [["k", 9]])
+    }))
+
+  it.effect("other stores live in a folder named after the store", () =>
+    Effect.gen(function* () {
+      const cp = yield* tempCheckpoint()
+      const p = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0 })
+      const s = yield* p.open(spec(cp, -1, "left-keyWithIndexToValue"))
+      s.put("k", 1)
+      yield* s.commit()
+      assert.deepStrictEqual(yield* list(path.join(storeDir(cp), "left-keyWithIndexToValue")), ["0.delta", "_metadata"])
+    }))
+
+  it.effect("snapshots in the background every maintenanceEveryCommits commits", () =>
+    Effect.gen(function* () {
+      const cp = yield* tempCheckpoint()
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const p = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 3, minDeltasForSnapshot: 3 })
+          for (let v = -1; v < 3; v++) {
+            const s = yield* p.open(spec(cp, v))
+            s.put("k", v)
+            yield* s.commit()
+          }
+        })
+      )
+      assert.include(yield* list(storeDir(cp)), "2.snapshot")
+    }))
+
+  it.effect("a failing disk fails the commit with CommitFailed and the version stays", () =>
+    Effect.gen(function* () {
+      const cp = yield* tempCheckpoint()
+      let failWrites = false
+      const flaky = {
+        ...NodeCheckpointFileSystem,
+        writeAtomic: (p: string, text: string, overwrite: boolean) =>
+          failWrites
+            ? Effect.fail(new CheckpointError({ reason: "Io", path: p, message: `disk full writing ${p}` }))
+            : NodeCheckpointFileSystem.writeAtomic(p, text, overwrite)
+      }
+      const p = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0, fs: flaky })
+      const s0 = yield* p.open(spec(cp, -1))
+      s0.put("a", 1)
+      yield* s0.commit()
+      failWrites = true
+      const s1 = yield* p.open(spec(cp, 0))
+      s1.put("a", 2)
+      const err = yield* Effect.flip(s1.commit())
+      assert.strictEqual(err.reason, "CommitFailed")
+      assert.include(err.message, "disk full")
+      failWrites = false
+      assert.deepStrictEqual(yield* p.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 0 }), [["a", 1]])
+      const s2 = yield* p.open(spec(cp, 0))
+      yield* s2.load(["a"])
+      assert.strictEqual(s2.get("a"), 1)
+      yield* s2.abort()
+    }))
+})

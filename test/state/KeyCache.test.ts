@@ -1,0 +1,34 @@
+/** The DuckDB provider's hot-key cache: LRU order, the byte budget, and when it is complete. */
+import { describe, expect, it } from "vitest"
+import { entryBytes, KeyCache } from "../../state/KeyCache.ts"
+
+describe("KeyCache", () => {
+  it("evicts least recently used entries beyond the budget and stops being complete", () => {
+    const per = entryBytes("k0", "v0")
+    const cache = new KeyCache(per * 4)
+    cache.reset(3, true)
+    for (let i = 0; i < 4; i++) cache.set(`k${i}`, `v${i}`)
+    expect(cache.complete).toBe(true)
+    expect(cache.bytes).toBe(per * 4)
+    expect(cache.touch("k0")).toBe("v0")
+    cache.set("k4", "v4")
+    expect(cache.complete).toBe(false)
+    // Evicted down to 90% of the budget: k1 and k2 (least recently used) went, k0 was touched.
+    expect([...cache.entries.keys()]).toEqual(["k3", "k0", "k4"])
+    expect(cache.bytes).toBe(per * 3)
+    expect(cache.peek("k1")).toBeUndefined()
+  })
+
+  it("a complete cache drops absent keys; an incomplete one remembers them", () => {
+    const cache = new KeyCache(10_000)
+    cache.reset(0, true)
+    cache.set("a", "1")
+    cache.set("a", null)
+    expect(cache.entries.size).toBe(0)
+    expect(cache.bytes).toBe(0)
+    cache.reset(0, false)
+    cache.set("b", null)
+    expect(cache.peek("b")).toBeNull()
+    expect(cache.bytes).toBe(entryBytes("b", null))
+  })
+})
