@@ -27,11 +27,12 @@
  * that query scans the store's tables: its cost grows with the state (see `bench/state.ts`).
  *
  * Maintenance (compaction) runs apart from commits, on its own connection, in the background
- * every `maintenanceEveryCommits` commits of a store or when `maintain()` is called: it folds
- * log entries at or below `latest - minBatchesToRetain` (and below any version an open store or a
- * reader is using) into the base table, deletes them from the log, and raises `base_version`.
- * So every version within `spark.sql.streaming.minBatchesToRetain` stays openable, and the log
- * holds about `minBatchesToRetain` batches of changes. Maintenance also checkpoints DuckDB's
+ * every `maintenanceEveryCommits` commits of a store or when `maintain()` is called: once at least
+ * half a retention's worth of batches can be folded, it folds log entries at or below
+ * `latest - minBatchesToRetain` (and below any version an open store or a reader is using) into
+ * the base table, deletes them from the log, and raises `base_version`. So every version within
+ * `spark.sql.streaming.minBatchesToRetain` stays openable, and the log holds at most about 1.5 x
+ * `minBatchesToRetain` batches of changes. Maintenance also checkpoints DuckDB's
  * write-ahead log into the file, so commits do not.
  *
  * Integrity: DuckDB checksums every block of the database file and its write-ahead log; a
@@ -687,7 +688,10 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
           h.commitsSinceMaintenance = 0
           let target = h.latest - h.minBatchesToRetain
           for (const v of h.pins.keys()) if (v < target) target = v
-          if (target <= h.baseVersion) return yield* checkpoint(h)
+          // Each compaction scans the base table once, whatever it folds, so it waits until it can
+          // fold half a retention's worth of batches: the log stays under 1.5 x minBatchesToRetain
+          // batches and the base is scanned once per minBatchesToRetain / 2 commits.
+          if (target - h.baseVersion < Math.max(1, Math.ceil(h.minBatchesToRetain / 2))) return yield* checkpoint(h)
           // Published before the first await, so no store opens below it from now on.
           h.pendingBase = target
           const t = BigInt(target)
@@ -734,8 +738,18 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
      * commit that pushes the log past DuckDB's `wal_autocheckpoint` pays for the checkpoint.
      */
     const checkpoint = (h: Handle): Effect.Effect<void, StateStoreError> =>
-      Effect.asVoid(
-        use(h.db.maint, (c) => c.run("CHECKPOINT"), toError(h.db.path, "Checkpointing the state database", "Io", h.operatorId))
+      use(
+        h.db.maint,
+        async (c) => {
+          try {
+            await c.run("CHECKPOINT")
+          } catch (e) {
+            // DuckDB refuses while another connection is inside a transaction (a commit): the
+            // next maintenance tries again, and DuckDB's own wal_autocheckpoint is the backstop.
+            if (!/cannot checkpoint/i.test(message(e))) throw e
+          }
+        },
+        toError(h.db.path, "Checkpointing the state database", "Io", h.operatorId)
       )
 
     const rollbackTo = (spec: VersionSpec): Effect.Effect<void, StateStoreError> =>

@@ -30,7 +30,7 @@ import type { CheckpointFileSystem } from "../core/CheckpointFileSystem.ts"
 import { type CheckpointError, StateStoreError } from "../core/Errors.ts"
 import { ENTRY_OVERHEAD_BYTES } from "./KeyCache.ts"
 import { NodeCheckpointFileSystem } from "./NodeCheckpointFileSystem.ts"
-import { applyFile, encodeDelta, encodeSnapshot, frame, unframe } from "./StateFileFormat.ts"
+import { applyFile, encodeDelta, FrameWriter, frame, putLine, unframe } from "./StateFileFormat.ts"
 import { checkCompatibility, decodeSchema, encodeSchema } from "./StateSchemaCompatibility.ts"
 import {
   describeStore,
@@ -87,11 +87,19 @@ interface Handle {
   minBatchesToRetain: number
   commitsSinceMaintenance: number
   maintenance: Fiber.Fiber<void, never> | undefined
+  /**
+   * While a snapshot of `current` is being written: the value at the snapshot's version of each
+   * key a commit has changed since (`undefined`: absent then). Commits fill it in.
+   */
+  snapshotting: Map<string, string | undefined> | undefined
   /** Serialises file listing, rebuilding, maintenance and rollback of this store. */
   readonly lock: Semaphore.Semaphore
 }
 
 const FILE = /^(\d+)\.(delta|snapshot)$/
+
+/** Entries a snapshot takes between yields to other fibers. */
+const SNAPSHOT_CHUNK = 20_000
 
 /** The largest version in the sets, -1 when they are empty. */
 const maxVersion = (...sets: ReadonlyArray<ReadonlySet<number>>): number => {
@@ -157,6 +165,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
           minBatchesToRetain: 100,
           commitsSinceMaintenance: 0,
           maintenance: undefined,
+          snapshotting: undefined,
           lock: Semaphore.makeUnsafe(1)
         }
         handles.set(key, h)
@@ -305,6 +314,45 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
     const closedError = (id: { readonly operatorId: number }) =>
       new StateStoreError({ reason: "InvalidUsage", operatorId: id.operatorId, message: "The state store provider is closed." })
 
+    /**
+     * The snapshot file of `cur` at its current version, built in chunks so commits can run in
+     * between. Commits change the map in place meanwhile; they record the values they replace in
+     * `h.snapshotting`, which then wins over the map (copy-on-write, without copying the map).
+     */
+    const snapshotText = (h: Handle, cur: Loaded): Effect.Effect<string> =>
+      Effect.gen(function* () {
+        const before = new Map<string, string | undefined>()
+        h.snapshotting = before
+        const out = new Map<string, string>()
+        let n = 0
+        // A Map iterator survives changes to the map between steps: changed keys are fixed below.
+        for (const [k, v] of cur.map) {
+          const old = before.has(k) ? before.get(k) : v
+          if (old === undefined) out.delete(k)
+          else out.set(k, old)
+          if (++n % SNAPSHOT_CHUNK === 0) yield* Effect.yieldNow
+        }
+        // Keys changed since the snapshot's version take their value from then.
+        for (const [k, old] of before) {
+          if (old === undefined) out.delete(k)
+          else out.set(k, old)
+        }
+        h.snapshotting = undefined
+        const w = new FrameWriter("snapshot")
+        n = 0
+        for (const [k, v] of out) {
+          w.add(putLine(k, v))
+          if (++n % SNAPSHOT_CHUNK === 0) yield* Effect.yieldNow
+        }
+        return w.finish()
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            h.snapshotting = undefined
+          })
+        )
+      )
+
     const maintainHandle = (h: Handle): Effect.Effect<void, StateStoreError> =>
       h.lock.withPermits(1)(
         Effect.gen(function* () {
@@ -313,9 +361,8 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
           for (const s of h.snapshots) if (s > lastSnapshot) lastSnapshot = s
           const cur = h.current
           if (cur !== undefined && cur.version === h.latest && cur.version - lastSnapshot >= minDeltasForSnapshot) {
-            // Serialised synchronously, so a commit cannot change the map halfway through.
             const version = cur.version
-            const text = encodeSnapshot(cur.map)
+            const text = yield* snapshotText(h, cur)
             yield* Effect.mapError(fs.writeAtomic(fileOf(h, version, "snapshot"), text, true), io(h, "write a snapshot"))
             h.snapshots.add(version)
           }
@@ -450,6 +497,8 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         // The delta file is the commit; the map follows it.
         h.deltas.add(batch.version)
         h.latest = batch.version
+        const before = loaded === h.current ? h.snapshotting : undefined
+        if (before !== undefined) for (const [k] of batch.changes) if (!before.has(k)) before.set(k, loaded.map.get(k))
         for (const [k, v] of batch.changes) {
           if (v === null) loaded.map.delete(k)
           else loaded.map.set(k, v)

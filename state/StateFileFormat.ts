@@ -29,14 +29,59 @@ const header = (kind: StateFileKind): string => `tributary-state ${kind} 1`
 const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
 
 /**
+ * Builds a framed file line by line, hashing as it goes, so a large snapshot can be written in
+ * chunks between which other work runs.
+ *
+ * @since 0.1.0
+ */
+export class FrameWriter {
+  readonly #hash = createHash("sha256")
+  readonly #parts: Array<string> = []
+  #lines: Array<string> = []
+  #count = 0
+
+  constructor(kind: StateFileKind) {
+    this.#push(`${header(kind)}\n`)
+  }
+
+  #push(part: string): void {
+    this.#hash.update(part, "utf8")
+    this.#parts.push(part)
+  }
+
+  #flush(): void {
+    if (this.#lines.length === 0) return
+    this.#push(`${this.#lines.join("\n")}\n`)
+    this.#lines = []
+  }
+
+  /** Adds one line (it must not contain a newline). */
+  add(line: string): void {
+    this.#lines.push(line)
+    this.#count++
+    if (this.#lines.length >= 10_000) this.#flush()
+  }
+
+  /** The whole file, footer included. */
+  finish(): string {
+    this.#flush()
+    return `${this.#parts.join("")}#${this.#count}\t${this.#hash.digest("hex")}\n`
+  }
+}
+
+/**
  * Frames lines into a file: header, the lines, then a footer with their count and checksum.
  *
  * @since 0.1.0
  */
-export const frame = (kind: StateFileKind, lines: ReadonlyArray<string>): string => {
-  const body = lines.length === 0 ? `${header(kind)}\n` : `${header(kind)}\n${lines.join("\n")}\n`
-  return `${body}#${lines.length}\t${sha256(body)}\n`
+export const frame = (kind: StateFileKind, lines: Iterable<string>): string => {
+  const w = new FrameWriter(kind)
+  for (const line of lines) w.add(line)
+  return w.finish()
 }
+
+/** A put line: the key as a JSON string, a tab, the value's JSON text. */
+export const putLine = (key: string, value: string): string => `+${JSON.stringify(key)}\t${value}`
 
 const corrupt = (path: string, what: string, operatorId: number | undefined) =>
   new StateStoreError({
@@ -85,9 +130,9 @@ export const unframe = (
  * @since 0.1.0
  */
 export const encodeDelta = (changes: Iterable<readonly [string, string | null]>): string => {
-  const lines: Array<string> = []
-  for (const [k, v] of changes) lines.push(v === null ? `-${JSON.stringify(k)}` : `+${JSON.stringify(k)}\t${v}`)
-  return frame("delta", lines)
+  const w = new FrameWriter("delta")
+  for (const [k, v] of changes) w.add(v === null ? `-${JSON.stringify(k)}` : putLine(k, v))
+  return w.finish()
 }
 
 /**
@@ -96,9 +141,9 @@ export const encodeDelta = (changes: Iterable<readonly [string, string | null]>)
  * @since 0.1.0
  */
 export const encodeSnapshot = (entries: Iterable<readonly [string, string]>): string => {
-  const lines: Array<string> = []
-  for (const [k, v] of entries) lines.push(`+${JSON.stringify(k)}\t${v}`)
-  return frame("snapshot", lines)
+  const w = new FrameWriter("snapshot")
+  for (const [k, v] of entries) w.add(putLine(k, v))
+  return w.finish()
 }
 
 /**

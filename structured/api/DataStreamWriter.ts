@@ -356,6 +356,10 @@ const startQuery = <R>(
       if (scope === undefined) {
         return yield* invalid("The session is closed: streaming queries can only start inside Session.layer.")
       }
+      const stateStore = state.stateStoreProvider
+      if (stateStore === undefined) {
+        return yield* invalid("The session is closed: streaming queries can only start inside Session.layer.")
+      }
       const execution = new MicroBatchExecution({
         state,
         fs,
@@ -368,6 +372,7 @@ const startQuery = <R>(
         trigger,
         sources,
         sink,
+        stateStore,
         listeners: () => registry.listeners.slice(),
         deleteCheckpointOnStop: temporary,
         onTerminated: (q) => {

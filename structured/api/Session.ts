@@ -27,6 +27,8 @@ import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { type InternalRow, rowsToInternal } from "../../core/Row.ts"
 import * as DuckDB from "../../state/DuckDB.ts"
+import * as DuckDBStateStoreProvider from "../../state/DuckDBStateStoreProvider.ts"
+import * as FileStateStoreProvider from "../../state/FileStateStoreProvider.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { DataFrame } from "./DataFrame.ts"
 import { DataFrameReader, type SchemaInput, toStructType } from "./DataFrameReader.ts"
@@ -252,6 +254,9 @@ export class Session extends Context.Service<Session, SessionShape>()("tributary
         const state = State.make(conf)
         state.checkpointRoot = options.checkpointRoot
         if (options.checkpointFileSystem !== undefined) state.checkpointFileSystem = options.checkpointFileSystem
+        // The state store provider lives as long as the session; its files close with it.
+        state.stateStoreProvider =
+          options.stateStore === "memory" ? yield* FileStateStoreProvider.make() : yield* DuckDBStateStoreProvider.make()
         state.queries.scope = yield* Effect.scope
         // Releasing the session stops its queries (their fibers live in this scope) and forgets them.
         yield* Effect.addFinalizer(() =>

@@ -13,6 +13,7 @@ import type { InternalRow } from "../../core/Row.ts"
 import type { Scope } from "effect"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
+import type { StateStoreProvider } from "../../state/StateStore.ts"
 import type { MicroBatchSource, SessionTables } from "../../core/Streaming.ts"
 import type { StreamingQuery } from "./StreamingQuery.ts"
 import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
@@ -78,6 +79,8 @@ export interface SessionState {
   readonly queries: QueryRegistry
   /** The file system checkpoints are written through (`node:fs` by default). */
   checkpointFileSystem: CheckpointFileSystem
+  /** The state store provider of stateful streaming queries (set by `Session.layer`). */
+  stateStoreProvider: StateStoreProvider | undefined
 }
 
 export const TABLE_FORMAT = "__tributary_table"
@@ -121,7 +124,8 @@ export const make = (conf: Readonly<Record<string, string>> = {}): SessionState 
     sessionTables,
     checkpointRoot: undefined,
     queries: { active: new Map(), listeners: [], terminated: [], anyTerminated: signal(), scope: undefined },
-    checkpointFileSystem: NodeCheckpointFileSystem
+    checkpointFileSystem: NodeCheckpointFileSystem,
+    stateStoreProvider: undefined
   }
 }
 

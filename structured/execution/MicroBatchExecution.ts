@@ -19,7 +19,7 @@ import { Cause, Clock, Deferred, Effect, Exit, Fiber, type Scope } from "effect"
 import * as Analyzer from "../../core/Analyzer.ts"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import type * as T from "../../core/DataType.ts"
-import { CheckpointError, type ConnectorError, StreamingQueryError } from "../../core/Errors.ts"
+import { CheckpointError, type ConnectorError, type StateStoreError, StreamingQueryError } from "../../core/Errors.ts"
 import type { AttributeReference } from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { parseDurationMs } from "../../core/Durations.ts"
@@ -32,7 +32,17 @@ import type { Trigger } from "../../core/Trigger.ts"
 import * as Execute from "../physical/Execute.ts"
 import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
 import * as Planner from "../physical/Planner.ts"
-import type { SparkPlan } from "../physical/SparkPlan.ts"
+import type { EventTimeWatermarkExec, SparkPlan } from "../physical/SparkPlan.ts"
+import * as SparkPlanModule from "../physical/SparkPlan.ts"
+import type { OperatorProgress, StatefulContext } from "../physical/stateful/StatefulContext.ts"
+import {
+  type StatefulOperatorInfo,
+  shouldRunAnotherBatch,
+  statefulOperators
+} from "../physical/stateful/StatefulOperators.ts"
+import type { StateStoreProvider } from "../../state/StateStore.ts"
+import type { EventTimeStats } from "../physical/Execute.ts"
+import { parsePolicy, WatermarkTracker } from "./WatermarkTracker.ts"
 import type { StreamingQuery } from "../api/StreamingQuery.ts"
 import type {
   SourceProgress,
@@ -68,6 +78,8 @@ export interface QueryConfig {
   readonly trigger: Trigger
   readonly sources: ReadonlyArray<SourceBinding>
   readonly sink: Sink
+  /** The session's state store provider (stateful queries keep their state through it). */
+  readonly stateStore: StateStoreProvider
   readonly listeners: () => ReadonlyArray<StreamingQueryListener>
   /**
    * The checkpoint is a temporary folder `start()` made up (no `checkpointLocation`, no
@@ -153,6 +165,14 @@ export class MicroBatchExecution implements StreamingQuery {
    */
   #hasCommitted = false
   #watermarkMs = 0
+  /** The watermark the previous batch ran with: Spark's late-events watermark for the next batch. */
+  #lateEventsWatermarkMs = 0
+  /** After a batch: whether its new watermark lets a stateful operator emit or evict (a no-data batch is due). */
+  #needsNoDataBatch = false
+  #tracker: WatermarkTracker
+  /** The plan's watermark nodes in a fixed walk order (the tracker's node indexes). */
+  readonly #watermarkNodes: ReadonlyArray<EventTimeWatermarkExec>
+  readonly #stateful: ReadonlyArray<StatefulOperatorInfo>
   #pending: PendingBatch | undefined
   /** Spark's `lastTriggerStartTimestamp`: the start of the previous trigger (with or without data). */
   #lastTriggerStartMs: number | undefined
@@ -172,7 +192,18 @@ export class MicroBatchExecution implements StreamingQuery {
     this.id = config.id
     this.runId = config.runId
     this.name = config.name
-    this.physical = Planner.plan(Optimizer.optimize(config.analyzed))
+    this.physical = Planner.plan(Optimizer.optimize(config.analyzed), { streaming: true })
+    this.#stateful = statefulOperators(this.physical)
+    const nodes: Array<EventTimeWatermarkExec> = []
+    const walk = (p: SparkPlan): void => {
+      for (const c of SparkPlanModule.children(p)) walk(c)
+      if (p._tag === "EventTimeWatermarkExec") nodes.push(p)
+    }
+    walk(this.physical)
+    this.#watermarkNodes = nodes
+    this.#tracker = new WatermarkTracker(
+      parsePolicy(config.state.conf.get("spark.sql.streaming.multipleWatermarkPolicy")) ?? "min"
+    )
     this.outputSchema = Analyzer.schemaOf(config.analyzed)
     this.#offsetLog = MetadataLog.offsetLog(config.fs, config.checkpoint)
     this.#commitLog = MetadataLog.commitLog(config.fs, config.checkpoint)
@@ -262,7 +293,7 @@ export class MicroBatchExecution implements StreamingQuery {
 
   // ---- start offsets --------------------------------------------------------------------
 
-  private initialize(): Effect.Effect<void, CheckpointError | ConnectorError> {
+  private initialize(): Effect.Effect<void, CheckpointError | ConnectorError | StateStoreError> {
     return Effect.gen({ self: this }, function* () {
       const sources = this.config.sources.map((s) => s.source)
       const latest = yield* this.#offsetLog.getLatest()
@@ -271,6 +302,7 @@ export class MicroBatchExecution implements StreamingQuery {
       if (latest === undefined) {
         this.#committed = initial
         this.#currentBatchId = 0
+        yield* this.prepareState(-1)
         return
       }
       const [n, seq] = latest
@@ -291,7 +323,14 @@ export class MicroBatchExecution implements StreamingQuery {
         this.#hasCommitted = true
         this.#currentBatchId = n + 1
         this.#watermarkMs = lastCommit[1].nextBatchWatermarkMs
+        this.#lateEventsWatermarkMs = seq.metadata.batchWatermarkMs
+        this.restoreConf(seq.metadata.conf)
+        this.#tracker.restore(this.#watermarkMs)
+        this.#needsNoDataBatch =
+          this.#stateful.length > 0 &&
+          shouldRunAnotherBatch(this.physical, this.#watermarkMs, seq.metadata.batchWatermarkMs, this.config.outputMode)
         for (let i = 0; i < sources.length; i++) yield* sources[i].commit(end[i])
+        yield* this.prepareState(n)
         return
       }
       if ((lastCommit === undefined && n === 0) || (lastCommit !== undefined && lastCommit[0] === n - 1)) {
@@ -306,11 +345,15 @@ export class MicroBatchExecution implements StreamingQuery {
           }
           this.#committed = (yield* decode(prev.offsets)).slice()
           this.#hasCommitted = true
+          this.#lateEventsWatermarkMs = prev.metadata.batchWatermarkMs
         } else {
           this.#committed = initial
         }
         this.#currentBatchId = n
         this.#watermarkMs = seq.metadata.batchWatermarkMs
+        this.restoreConf(seq.metadata.conf)
+        this.#tracker.restore(this.#watermarkMs)
+        yield* this.prepareState(n - 1)
         this.#pending = {
           batchId: n,
           end,
@@ -325,6 +368,43 @@ export class MicroBatchExecution implements StreamingQuery {
         message: `The commit log of ${this.config.checkpoint} ends at batch ${lastCommit?.[0]} but the offset log at batch ${n}: batches in between are missing. Concurrent update to the log, or files were deleted.`
       })
     })
+  }
+
+  /**
+   * Before the first batch: every stateful operator's stores are rolled back to the last
+   * committed batch (a version committed to the store but not to the commit log is discarded)
+   * and opened once, so an incompatible state schema fails the query here, naming the operator
+   * and the field, before any batch runs.
+   */
+  private prepareState(lastCommitted: number): Effect.Effect<void, StateStoreError> {
+    return Effect.gen({ self: this }, function* () {
+      const provider = this.config.stateStore
+      for (const op of this.#stateful) {
+        for (const store of op.stores) {
+          const id = { checkpoint: this.config.checkpoint, operatorId: op.operatorId, storeName: store.storeName }
+          const latest = yield* provider.latestVersion(id)
+          if (latest > lastCommitted) yield* provider.rollbackTo({ ...id, version: lastCommitted })
+          const opened = yield* provider.open({
+            ...id,
+            schema: store.schema,
+            version: lastCommitted,
+            minBatchesToRetain: this.minBatchesToRetain(),
+            checkSchema: this.config.state.conf.get("spark.sql.streaming.stateStore.stateSchemaCheck") !== "false"
+          })
+          yield* opened.abort()
+        }
+      }
+    })
+  }
+
+  /** The confs a checkpoint fixes for the life of the query (Spark's `OffsetSeqMetadata.setSessionConf`). */
+  private restoreConf(conf: Readonly<Record<string, string>>): void {
+    const policy = parsePolicy(conf["spark.sql.streaming.multipleWatermarkPolicy"])
+    if (policy !== undefined && policy !== this.#tracker.policy) this.#tracker = new WatermarkTracker(policy)
+  }
+
+  private minBatchesToRetain(): number {
+    return Number(this.config.state.conf.get("spark.sql.streaming.minBatchesToRetain") ?? "100")
   }
 
   /**
@@ -379,7 +459,13 @@ export class MicroBatchExecution implements StreamingQuery {
           if (!sameOffset(end, this.#committed[i])) hasData = true
         }
         const latestOffsetMs = (yield* Clock.currentTimeMillis) - t0
-        if (!hasData) {
+        // Spark's `constructNextBatch`: a batch without new data still runs when the last batch
+        // moved the watermark far enough for a stateful operator to emit or evict state.
+        const noDataBatch =
+          !hasData &&
+          this.#needsNoDataBatch &&
+          (this.config.state.conf.get("spark.sql.streaming.noDataMicroBatches.enabled") ?? "true") !== "false"
+        if (!hasData && !noDataBatch) {
           yield* this.reportIdle(startMs, previousTriggerStartMs, ends, latestOffsetMs)
           return "idle" as StepResult
         }
@@ -492,10 +578,40 @@ export class MicroBatchExecution implements StreamingQuery {
       }
       const getBatchMs = (yield* Clock.currentTimeMillis) - g0
       const a0 = yield* Clock.currentTimeMillis
+      const eventStats = new Map<EventTimeWatermarkExec, EventTimeStats>()
+      const operatorProgress = new Map<number, OperatorProgress>()
+      const hasWatermark = this.#watermarkNodes.length > 0
+      const provider = this.config.stateStore
+      const stateful: StatefulContext | undefined =
+        this.#stateful.length === 0
+          ? undefined
+          : {
+              batchId: batch.batchId,
+              outputMode: this.config.outputMode,
+              watermarkForLateEventsMs: hasWatermark ? this.#lateEventsWatermarkMs : undefined,
+              watermarkForEvictionMs: hasWatermark ? batch.watermarkMs : undefined,
+              openStore: (operatorId, storeName, schema) =>
+                provider.open({
+                  checkpoint: this.config.checkpoint,
+                  operatorId,
+                  storeName,
+                  schema,
+                  version: batch.batchId - 1,
+                  minBatchesToRetain: this.minBatchesToRetain(),
+                  checkSchema: this.config.state.conf.get("spark.sql.streaming.stateStore.stateSchemaCheck") !== "false"
+                }),
+              reportProgress: (operatorId, progress) => {
+                operatorProgress.set(operatorId, progress)
+              }
+            }
       const rows = yield* Execute.execute(this.physical, {
         currentTimestampMs: batch.batchTimestampMs,
         readRelation: readRelation(this.config.state),
-        streamingRows: (rel) => Effect.succeed(rowsByKey.get(rel.sourceKey) ?? [])
+        streamingRows: (rel) => Effect.succeed(rowsByKey.get(rel.sourceKey) ?? []),
+        onEventTime: (node, stats) => {
+          eventStats.set(node, stats)
+        },
+        stateful
       })
       yield* this.config.sink.addBatch({
         batchId: batch.batchId,
@@ -505,7 +621,14 @@ export class MicroBatchExecution implements StreamingQuery {
       })
       const addBatchMs = (yield* Clock.currentTimeMillis) - a0
       const c0 = yield* Clock.currentTimeMillis
-      yield* this.#commitLog.add(batch.batchId, { nextBatchWatermarkMs: this.#watermarkMs })
+      // Spark's WatermarkTracker.updateWatermark: the watermark of the next batch, from this
+      // batch's event times; it is recorded with this batch's commit.
+      this.#tracker.update(
+        this.#watermarkNodes.map((n) => eventStats.get(n)),
+        this.#watermarkNodes.map((n) => n.delayMs)
+      )
+      const nextWatermarkMs = Math.max(this.#tracker.currentMs, batch.watermarkMs)
+      yield* this.#commitLog.add(batch.batchId, { nextBatchWatermarkMs: nextWatermarkMs })
       for (let i = 0; i < sources.length; i++) yield* sources[i].source.commit(batch.end[i])
       const start = this.#hasCommitted ? this.#committed : undefined
       this.#committed = batch.end.slice()
@@ -520,6 +643,11 @@ export class MicroBatchExecution implements StreamingQuery {
       }
       const commitOffsetsMs = (yield* Clock.currentTimeMillis) - c0
       this.#currentBatchId = batch.batchId + 1
+      this.#lateEventsWatermarkMs = batch.watermarkMs
+      this.#watermarkMs = nextWatermarkMs
+      this.#needsNoDataBatch =
+        this.#stateful.length > 0 &&
+        shouldRunAnotherBatch(this.physical, nextWatermarkMs, batch.watermarkMs, this.config.outputMode)
       const endMs = yield* Clock.currentTimeMillis
       const progress = this.makeProgress({
         batchId: batch.batchId,
@@ -530,6 +658,10 @@ export class MicroBatchExecution implements StreamingQuery {
         end: batch.end,
         perSource,
         numOutputRows: rows.length,
+        eventTime: this.eventTimeProgress(eventStats, batch.watermarkMs),
+        stateOperators: [...operatorProgress.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([, p]) => ({ ...p, numShufflePartitions: 1, numStateStoreInstances: 1 })),
         durationMs: {
           ...durations,
           getBatch: getBatchMs,
@@ -566,6 +698,8 @@ export class MicroBatchExecution implements StreamingQuery {
     readonly perSource: ReadonlyArray<number>
     readonly numOutputRows: number
     readonly durationMs: Record<string, number>
+    readonly eventTime?: Readonly<Record<string, string>>
+    readonly stateOperators?: StreamingQueryProgress["stateOperators"]
   }): StreamingQueryProgress {
     const numInputRows = p.perSource.reduce((a, b) => a + b, 0)
     const processingTimeSec = Math.max(1, p.endMs - p.triggerStartMs) / 1000
@@ -594,8 +728,8 @@ export class MicroBatchExecution implements StreamingQuery {
       inputRowsPerSecond: numInputRows / inputTimeSec,
       processedRowsPerSecond: numInputRows / processingTimeSec,
       durationMs: p.durationMs,
-      eventTime: this.hasWatermark() ? { watermark: iso(this.#watermarkMs) } : {},
-      stateOperators: [],
+      eventTime: p.eventTime ?? (this.hasWatermark() ? { watermark: iso(this.#watermarkMs) } : {}),
+      stateOperators: p.stateOperators ?? [],
       sources,
       sink: { description: this.config.sink.description, numOutputRows: p.numOutputRows, metrics: {} },
       observedMetrics: {}
@@ -607,6 +741,27 @@ export class MicroBatchExecution implements StreamingQuery {
     const limit = Number(this.config.state.conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100")
     this.#progress.push(progress)
     while (this.#progress.length > limit) this.#progress.shift()
+  }
+
+  /** Spark's `eventTime` progress: the batch's watermark, and avg/max/min of its event times when it had any. */
+  private eventTimeProgress(
+    stats: ReadonlyMap<EventTimeWatermarkExec, EventTimeStats>,
+    watermarkMs: number
+  ): Readonly<Record<string, string>> {
+    if (this.#watermarkNodes.length === 0) return {}
+    let max = Number.NEGATIVE_INFINITY
+    let min = Number.POSITIVE_INFINITY
+    let sum = 0
+    let count = 0
+    for (const s of stats.values()) {
+      if (s.count === 0) continue
+      max = Math.max(max, s.max)
+      min = Math.min(min, s.min)
+      sum += s.sum
+      count += s.count
+    }
+    if (count === 0) return { watermark: iso(watermarkMs) }
+    return { avg: iso(Math.round(sum / count)), max: iso(max), min: iso(min), watermark: iso(watermarkMs) }
   }
 
   private hasWatermark(): boolean {

@@ -6,10 +6,11 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { CheckpointError } from "../../core/Errors.ts"
 import * as FileStateStoreProvider from "../../state/FileStateStoreProvider.ts"
 import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
+import { applyFile } from "../../state/StateFileFormat.ts"
 import { stateStoreContract, tempCheckpoint, wordSchema } from "./StateStoreContract.ts"
 
 const storeDir = (checkpoint: string) => path.join(checkpoint, "state", "0", "0")
@@ -117,6 +118,45 @@ describe("FileStateStoreProvider", () => {
         })
       )
       assert.include(yield* list(storeDir(cp)), "2.snapshot")
+    }))
+
+  it.effect("a snapshot built while commits change the map holds exactly the snapshot's version", () =>
+    Effect.gen(function* () {
+      const cp = yield* tempCheckpoint()
+      const p = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0, minDeltasForSnapshot: 1 })
+      const model = new Map<string, number>()
+      const history: Array<Map<string, number>> = []
+      const s0 = yield* p.open(spec(cp, -1))
+      for (let i = 0; i < 100_000; i++) {
+        s0.put(`k${i}`, i)
+        model.set(`k${i}`, i)
+      }
+      yield* s0.commit()
+      history.push(new Map(model))
+      const events: Array<string> = []
+      const fiber = yield* Effect.forkChild(Effect.tap(p.maintain(), () => Effect.sync(() => events.push("snapshot"))))
+      for (let v = 0; v < 6; v++) {
+        const s = yield* p.open(spec(cp, v))
+        s.put(`k${v * 1000}`, -v)
+        s.remove(`k${v * 1000 + 1}`)
+        s.put(`new${v}`, v)
+        yield* s.commit()
+        model.set(`k${v * 1000}`, -v)
+        model.delete(`k${v * 1000 + 1}`)
+        model.set(`new${v}`, v)
+        history.push(new Map(model))
+        events.push(`commit ${v + 1}`)
+      }
+      yield* Fiber.join(fiber)
+      assert.isAbove(events.indexOf("snapshot"), 0, `commits ran while the snapshot was built: ${events.join(", ")}`)
+      const snapshots = (yield* list(storeDir(cp))).filter((f) => f.endsWith(".snapshot"))
+      assert.strictEqual(snapshots.length, 1)
+      const version = Number(snapshots[0].split(".")[0])
+      const file = path.join(storeDir(cp), snapshots[0])
+      const loaded = new Map<string, string>()
+      applyFile("snapshot", yield* Effect.promise(() => fs.readFile(file, "utf8")), file, loaded)
+      assert.strictEqual(loaded.size, history[version].size)
+      for (const [k, v] of history[version]) assert.strictEqual(loaded.get(k), String(v), k)
     }))
 
   it.effect("a failing disk fails the commit with CommitFailed and the version stays", () =>
