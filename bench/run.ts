@@ -12,6 +12,11 @@
  *
  * Workload 3 — a stateless streaming pipeline (filter, withColumn, select) over 1 M rows in
  * 10 micro-batches, MemoryStream → noop, against a hand-written loop doing the same work.
+ *
+ * Workload 4 — windowed streaming aggregation: 1 M events of 10 000 users in 10 micro-batches,
+ * 10-second tumbling windows, count and sum, update mode, state in DuckDB (and again in the file
+ * provider), against a hand-written nested-Map loop (user → window → count, sum) over the same
+ * batches.
  */
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -179,6 +184,89 @@ const stateless = Effect.gen(function* () {
   console.log(`  ratio tributary / hand-written loop (throughput): ${(handMs / engineMs).toFixed(3)}`)
 })
 
+const WINDOW_EVENTS = Number(process.env.BENCH_WINDOW_EVENTS ?? 1_000_000)
+
+interface Click {
+  readonly user: string
+  readonly amount: number
+  readonly ts: Date
+}
+
+const clickBatches = (): Array<Array<Click>> => {
+  const per = WINDOW_EVENTS / STREAM_BATCHES
+  const out: Array<Array<Click>> = []
+  let seed = 11
+  for (let b = 0; b < STREAM_BATCHES; b++) {
+    const rows = new Array<Click>(per)
+    for (let i = 0; i < per; i++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      // Event times advance with the batches (about one minute of events per batch).
+      rows[i] = { user: `u${(seed >>> 4) % USERS}`, amount: seed % 100, ts: new Date(b * 60_000 + (i % 60_000)) }
+    }
+    out.push(rows)
+  }
+  return out
+}
+
+const handWindowed = (batches: ReadonlyArray<ReadonlyArray<Click>>): number => {
+  const state = new Map<string, Map<number, { count: number; sum: number }>>()
+  let updated = 0
+  for (const batch of batches) {
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i]
+      const t = r.ts.getTime()
+      const start = t - (t % 10_000)
+      let perUser = state.get(r.user)
+      if (perUser === undefined) {
+        perUser = new Map()
+        state.set(r.user, perUser)
+      }
+      const w = perUser.get(start)
+      if (w === undefined) perUser.set(start, { count: 1, sum: r.amount })
+      else {
+        w.count++
+        w.sum += r.amount
+      }
+    }
+    updated += state.size
+  }
+  return updated
+}
+
+const windowed = (provider: "duckdb" | "memory", dir: string) =>
+  Effect.gen(function* () {
+    const batches = clickBatches()
+    const input = yield* MemoryStream.make(Schema.Struct({ user: Schema.String, amount: Schema.Int, ts: Schema.Date }))
+    const df = input
+      .toDF()
+      .groupBy(F.window("ts", "10 seconds"), "user")
+      .agg(F.count("*").as("n"), F.sum("amount").as("total"))
+    const query = yield* df.writeStream
+      .format("noop")
+      .outputMode("update")
+      .option("checkpointLocation", join(dir, "q"))
+      .start()
+    const t0 = performance.now()
+    for (const b of batches) {
+      yield* input.addData(b)
+      yield* query.processAllAvailable()
+    }
+    const engineMs = performance.now() - t0
+    const progress = yield* query.recentProgress()
+    yield* query.stop()
+    const handMs = yield* Effect.promise(() => best(() => handWindowed(batches)))
+    const commits = progress.flatMap((p) => p.stateOperators.map((s) => s.commitTimeMs))
+    const stateRows = progress[progress.length - 1]?.stateOperators[0]?.numRowsTotal ?? 0
+    const rate = (ms: number) => `${((WINDOW_EVENTS / ms) * 1000 / 1e6).toFixed(2)} M rows/s`
+    console.log(
+      `windowed aggregation (${provider} state): ${WINDOW_EVENTS} events, ${USERS} users, 10 s windows, update mode, ${STREAM_BATCHES} batches, ${stateRows} state rows at the end`
+    )
+    console.log(`  tributary         ${engineMs.toFixed(1)} ms  ${rate(engineMs)}`)
+    console.log(`  hand-written loop ${handMs.toFixed(1)} ms  ${rate(handMs)}`)
+    console.log(`  ratio tributary / hand-written loop (throughput): ${(handMs / engineMs).toFixed(3)}`)
+    console.log(`  state commit per batch: ${commits.map((c) => c.toFixed(0)).join(", ")} ms`)
+  }).pipe(Effect.provide(Session.layer({ stateStore: provider })))
+
 await Effect.runPromise(
   Effect.gen(function* () {
     yield* batchGroupBy
@@ -186,3 +274,9 @@ await Effect.runPromise(
     yield* stateless
   }).pipe(Effect.provide(Session.layer()))
 )
+for (const provider of ["duckdb", "memory"] as const) {
+  const dir = await mkdtemp(join(tmpdir(), "tributary-bench-"))
+  // The session (and its state store's background maintenance) ends before the folder goes.
+  await Effect.runPromise(windowed(provider, dir))
+  await rm(dir, { recursive: true, force: true })
+}

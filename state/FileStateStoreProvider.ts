@@ -59,6 +59,8 @@ export interface FileProviderOptions {
   readonly maxVersionsInMemory?: number | undefined
   /** Background maintenance after this many commits of a store (default 10; 0: only when `maintain` is called). */
   readonly maintenanceEveryCommits?: number | undefined
+  /** Entries a snapshot handles between yields to other fibers (default 20,000), so commits go on meanwhile. */
+  readonly snapshotChunkSize?: number | undefined
   readonly hooks?: StateStoreHooks | undefined
 }
 
@@ -98,8 +100,6 @@ interface Handle {
 
 const FILE = /^(\d+)\.(delta|snapshot)$/
 
-/** Entries a snapshot takes between yields to other fibers. */
-const SNAPSHOT_CHUNK = 20_000
 
 /** The largest version in the sets, -1 when they are empty. */
 const maxVersion = (...sets: ReadonlyArray<ReadonlySet<number>>): number => {
@@ -128,6 +128,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
     const minDeltasForSnapshot = Math.max(1, options.minDeltasForSnapshot ?? 10)
     const maxOlder = Math.max(0, (options.maxVersionsInMemory ?? 2) - 1)
     const maintenanceEvery = options.maintenanceEveryCommits ?? 10
+    const chunk = Math.max(1, options.snapshotChunkSize ?? 20_000)
     const scope = yield* Effect.scope
     const handles = new Map<string, Handle>()
     let closed = false
@@ -330,7 +331,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
           const old = before.has(k) ? before.get(k) : v
           if (old === undefined) out.delete(k)
           else out.set(k, old)
-          if (++n % SNAPSHOT_CHUNK === 0) yield* Effect.yieldNow
+          if (++n % chunk === 0) yield* Effect.yieldNow
         }
         // Keys changed since the snapshot's version take their value from then.
         for (const [k, old] of before) {
@@ -342,7 +343,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         n = 0
         for (const [k, v] of out) {
           w.add(putLine(k, v))
-          if (++n % SNAPSHOT_CHUNK === 0) yield* Effect.yieldNow
+          if (++n % chunk === 0) yield* Effect.yieldNow
         }
         return w.finish()
       }).pipe(
