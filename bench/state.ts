@@ -93,7 +93,7 @@ const run = (
       let next = size
       let seed = 12345
       const random = () => {
-        seed = (seed * 1103515245 + 12345) & 0x7fffffff
+        seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff
         return seed
       }
       const commitMs: Array<number> = []
@@ -115,7 +115,6 @@ const run = (
         const m = yield* store.commit()
         version++
         commitMs.push(m.commitTimeMs)
-        if (process.env.BENCH_TRACE) console.log(b, m.commitTimeMs.toFixed(1))
         cacheComplete = m.customMetrics.cacheComplete === 1 || config === "memory"
         memoryMB = m.memoryUsedBytes / 1024 / 1024
       }
@@ -143,7 +142,8 @@ const program = Effect.gen(function* () {
     if (CONFIGS.includes("duckdb-nocache")) {
       report(yield* run("duckdb, no cache", size, () => DuckDBStateStoreProvider.make({ cacheMaxBytes: 0 })))
     }
-    if (CONFIGS.includes("memory") && size <= 1_000_000) report(yield* run("memory", size, () => FileStateStoreProvider.make()))
+    if (CONFIGS.includes("memory") && size <= 1_000_000)
+      report(yield* run("memory", size, () => FileStateStoreProvider.make()))
   }
 })
 

@@ -148,11 +148,31 @@ const message = (cause: unknown): string => (cause instanceof Error ? cause.mess
 /** DuckDB's messages for a damaged file: a block checksum mismatch, a short read, a foreign file. */
 const CORRUPT = /corrupt|checksum|could not read enough bytes|not a valid duckdb/i
 
+/**
+ * Database files held by a provider of this process. DuckDB's file lock stops other processes,
+ * but not a second instance in the same process, which would corrupt the file.
+ */
+const held = new Set<string>()
+
+/** DuckDB's message when another process holds the file, and ours for another provider of this process. */
+const IN_USE = /could not set lock|already open in this process/i
+
 const toError =
   (path: string, what: string, reason: "Io" | "CommitFailed", operatorId?: number) =>
   (cause: unknown): StateStoreError => {
     if (cause instanceof StateStoreError) return cause
     const m = message(cause)
+    if (IN_USE.test(m)) {
+      return new StateStoreError({
+        reason: "InvalidUsage",
+        operatorId,
+        path,
+        cause,
+        message:
+          `The state database ${path} is in use by another query or process (${m}). Stop it, or give this ` +
+          `query its own checkpointLocation.`
+      })
+    }
     return CORRUPT.test(m)
       ? new StateStoreError({
           reason: "Corrupt",
@@ -229,11 +249,17 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
     const registry = Semaphore.makeUnsafe(1)
 
     const closedError = (id: { readonly operatorId: number }) =>
-      new StateStoreError({ reason: "InvalidUsage", operatorId: id.operatorId, message: "The state store provider is closed." })
+      new StateStoreError({
+        reason: "InvalidUsage",
+        operatorId: id.operatorId,
+        message: "The state store provider is closed."
+      })
 
     const openDatabase = async (root: string, path: string): Promise<Database> => {
+      if (held.has(path)) throw new Error("already open in this process")
       await nodeFs.mkdir(nodePath.dirname(path), { recursive: true })
       const instance = await DuckDBInstance.create(path)
+      held.add(path)
       const conns: Array<Conn> = []
       try {
         const connect = async () => {
@@ -253,6 +279,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
       } catch (e) {
         for (const c of conns) c.raw.closeSync()
         instance.closeSync()
+        held.delete(path)
         throw e
       }
     }
@@ -295,10 +322,12 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
           db.admin,
           async (c) => {
             const select = async () =>
-              (await c.runAndReadAll(
-                `SELECT store_id, schema, base_version FROM ${STORES} WHERE operator_id = $1 AND store_name = $2`,
-                [id.operatorId, id.storeName]
-              )).getRowsJS()[0] as [number, string, bigint] | undefined
+              (
+                await c.runAndReadAll(
+                  `SELECT store_id, schema, base_version FROM ${STORES} WHERE operator_id = $1 AND store_name = $2`,
+                  [id.operatorId, id.storeName]
+                )
+              ).getRowsJS()[0] as [number, string, bigint] | undefined
             let row = await select()
             if (row === undefined) {
               if (register === undefined) return undefined
@@ -312,7 +341,9 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
                   id.storeName,
                   encodeSchema(register.schema)
                 ])
-                await c.run(`CREATE TABLE state_${storeId}_log (version BIGINT NOT NULL, key VARCHAR NOT NULL, value VARCHAR)`)
+                await c.run(
+                  `CREATE TABLE state_${storeId}_log (version BIGINT NOT NULL, key VARCHAR NOT NULL, value VARCHAR)`
+                )
                 await c.run(`CREATE TABLE state_${storeId}_base (key VARCHAR NOT NULL, value VARCHAR NOT NULL)`)
                 await c.run("COMMIT")
               } catch (e) {
@@ -418,7 +449,12 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
       }
       if (version < Math.max(h.baseVersion, h.pendingBase)) {
         return Effect.fail(
-          versionNotFound(h, version, "it is older than the retained versions (spark.sql.streaming.minBatchesToRetain)", h.db.path)
+          versionNotFound(
+            h,
+            version,
+            "it is older than the retained versions (spark.sql.streaming.minBatchesToRetain)",
+            h.db.path
+          )
         )
       }
       const known = h.versions.get(version)
@@ -427,10 +463,12 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
         use(
           h.conn,
           async (c) =>
-            (await c.runAndReadAll(`SELECT num_rows, num_chars FROM ${VERSIONS} WHERE store_id = $1 AND version = $2`, [
-              h.id,
-              BigInt(version)
-            ])).getRowsJS()[0] as [bigint, bigint] | undefined,
+            (
+              await c.runAndReadAll(
+                `SELECT num_rows, num_chars FROM ${VERSIONS} WHERE store_id = $1 AND version = $2`,
+                [h.id, BigInt(version)]
+              )
+            ).getRowsJS()[0] as [bigint, bigint] | undefined,
           toError(h.db.path, `Reading version ${version} of ${describeStore(h)}`, "Io", h.operatorId)
         ),
         (row) => {
@@ -477,7 +515,12 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
           )
 
     const scheduleMaintenance = (h: Handle): Effect.Effect<void> => {
-      if (maintenanceEvery <= 0 || h.commitsSinceMaintenance < maintenanceEvery || h.maintenance !== undefined || closed) {
+      if (
+        maintenanceEvery <= 0 ||
+        h.commitsSinceMaintenance < maintenanceEvery ||
+        h.maintenance !== undefined ||
+        closed
+      ) {
         return Effect.void
       }
       const run = compact(h).pipe(
@@ -580,9 +623,11 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
                   for (const k of missing) cache.set(k, loaded.get(k) ?? null)
                 })
               ),
-              Effect.onError(() => Effect.sync(() => {
-                for (const k of missing) loaded.delete(k)
-              }))
+              Effect.onError(() =>
+                Effect.sync(() => {
+                  for (const k of missing) loaded.delete(k)
+                })
+              )
             )
           })
 
@@ -598,7 +643,12 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
                   `call rollbackTo(${version}) to discard the later versions before committing on top of ${version}.`
               })
             }
-            const failed = toError(h.db.path, `The commit of version ${batch.version} of ${describeStore(h)}`, "CommitFailed", h.operatorId)
+            const failed = toError(
+              h.db.path,
+              `The commit of version ${batch.version} of ${describeStore(h)}`,
+              "CommitFailed",
+              h.operatorId
+            )
             const hook = options.hooks?.beforeCommitPublish
             const tx = Effect.gen(function* () {
               yield* Effect.tryPromise({
@@ -630,11 +680,21 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
                 catch: failed
               })
               if (hook !== undefined) {
-                yield* Effect.mapError(hook({ operatorId: h.operatorId, storeName: h.storeName, version: batch.version }), failed)
+                yield* Effect.mapError(
+                  hook({ operatorId: h.operatorId, storeName: h.storeName, version: batch.version }),
+                  failed
+                )
               }
               yield* Effect.tryPromise({ try: () => h.conn.raw.run("COMMIT"), catch: failed })
             }).pipe(
-              Effect.onError(() => Effect.promise(() => h.conn.raw.run("ROLLBACK").then(() => undefined, () => undefined)))
+              Effect.onError(() =>
+                Effect.promise(() =>
+                  h.conn.raw.run("ROLLBACK").then(
+                    () => undefined,
+                    () => undefined
+                  )
+                )
+              )
             )
             yield* Effect.uninterruptible(h.conn.lock.withPermits(1)(tx))
             h.latest = batch.version
@@ -665,7 +725,10 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
                 Effect.succeed(cache.entries as ReadonlyMap<string, string>)
               : Effect.suspend(() => {
                   const all = new Map<string, string>()
-                  return Effect.as(scanVersion(h, h.conn, version, (k, v) => all.set(k, v)), all)
+                  return Effect.as(
+                    scanVersion(h, h.conn, version, (k, v) => all.set(k, v)),
+                    all
+                  )
                 }),
           persist,
           release,
@@ -707,7 +770,9 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
                   [t]
                 )
                 await c.run(`DELETE FROM ${h.base} WHERE key IN (SELECT key FROM temp.tributary_compact)`)
-                await c.run(`INSERT INTO ${h.base} SELECT key, value FROM temp.tributary_compact WHERE value IS NOT NULL`)
+                await c.run(
+                  `INSERT INTO ${h.base} SELECT key, value FROM temp.tributary_compact WHERE value IS NOT NULL`
+                )
                 await c.run(`DELETE FROM ${h.log} WHERE version <= $1`, [t])
                 await c.run(`UPDATE ${STORES} SET base_version = $1 WHERE store_id = $2`, [t, h.id])
                 await c.run(`DELETE FROM ${VERSIONS} WHERE store_id = $1 AND version < $2`, [h.id, t])
@@ -855,12 +920,17 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
         // Waits for a database being opened right now (later opens see `closed`).
         yield* registry.withPermits(1)(Effect.void)
         const all = [...databases.values()]
-        const running = all.flatMap((db) => [...db.stores.values()].flatMap((h) => (h.maintenance === undefined ? [] : [h.maintenance])))
+        const running = all.flatMap((db) =>
+          [...db.stores.values()].flatMap((h) => (h.maintenance === undefined ? [] : [h.maintenance]))
+        )
         yield* Fiber.awaitAll(running)
         for (const db of all) {
           // Wait for any statement still running on a connection, then close it.
           for (const c of db.conns) yield* c.lock.withPermits(1)(Effect.sync(() => c.raw.closeSync()))
-          yield* Effect.sync(() => db.instance.closeSync())
+          yield* Effect.sync(() => {
+            db.instance.closeSync()
+            held.delete(db.path)
+          })
         }
         databases.clear()
       })

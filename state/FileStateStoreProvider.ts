@@ -100,7 +100,6 @@ interface Handle {
 
 const FILE = /^(\d+)\.(delta|snapshot)$/
 
-
 /** The largest version in the sets, -1 when they are empty. */
 const maxVersion = (...sets: ReadonlyArray<ReadonlySet<number>>): number => {
   let m = -1
@@ -179,15 +178,18 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
     const list = (h: Handle): Effect.Effect<void, StateStoreError> =>
       h.listed
         ? Effect.void
-        : Effect.map(Effect.mapError(fs.list(h.dir), io(h, `list the state folder of ${describeStore(h)}`)), (names) => {
-            for (const n of names) {
-              const m = FILE.exec(n)
-              if (m === null) continue
-              ;(m[2] === "delta" ? h.deltas : h.snapshots).add(Number(m[1]))
+        : Effect.map(
+            Effect.mapError(fs.list(h.dir), io(h, `list the state folder of ${describeStore(h)}`)),
+            (names) => {
+              for (const n of names) {
+                const m = FILE.exec(n)
+                if (m === null) continue
+                ;(m[2] === "delta" ? h.deltas : h.snapshots).add(Number(m[1]))
+              }
+              h.latest = maxVersion(h.deltas, h.snapshots)
+              h.listed = true
             }
-            h.latest = maxVersion(h.deltas, h.snapshots)
-            h.listed = true
-          })
+          )
 
     const checkSchema = (h: Handle, spec: OpenSpec): Effect.Effect<void, StateStoreError> => {
       const proposed = encodeSchema(spec.schema)
@@ -206,7 +208,12 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
           }
           text = yield* Effect.mapError(fs.readText(path), io(h, "read the state schema"))
           if (text === undefined) {
-            return yield* new StateStoreError({ reason: "Io", operatorId: h.operatorId, path, message: `The state schema ${path} vanished while it was written.` })
+            return yield* new StateStoreError({
+              reason: "Io",
+              operatorId: h.operatorId,
+              path,
+              message: `The state schema ${path} vanished while it was written.`
+            })
           }
         }
         const lines = unframe("schema", text, path, h.operatorId)
@@ -224,7 +231,11 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         // remembered, so a later open with the check on still runs it.
         if (spec.checkSchema === false) return
         if (lines[0] !== proposed) {
-          const err = checkCompatibility(stored, spec.schema, { operatorId: h.operatorId, storeName: h.storeName, path })
+          const err = checkCompatibility(stored, spec.schema, {
+            operatorId: h.operatorId,
+            storeName: h.storeName,
+            path
+          })
           if (err !== undefined) return yield* err
         }
         h.acceptedSchemas.add(proposed)
@@ -313,7 +324,11 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
     }
 
     const closedError = (id: { readonly operatorId: number }) =>
-      new StateStoreError({ reason: "InvalidUsage", operatorId: id.operatorId, message: "The state store provider is closed." })
+      new StateStoreError({
+        reason: "InvalidUsage",
+        operatorId: id.operatorId,
+        message: "The state store provider is closed."
+      })
 
     /**
      * The snapshot file of `cur` at its current version, built in chunks so commits can run in
@@ -364,7 +379,10 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
           if (cur !== undefined && cur.version === h.latest && cur.version - lastSnapshot >= minDeltasForSnapshot) {
             const version = cur.version
             const text = yield* snapshotText(h, cur)
-            yield* Effect.mapError(fs.writeAtomic(fileOf(h, version, "snapshot"), text, true), io(h, "write a snapshot"))
+            yield* Effect.mapError(
+              fs.writeAtomic(fileOf(h, version, "snapshot"), text, true),
+              io(h, "write a snapshot")
+            )
             h.snapshots.add(version)
           }
           // Spark's cleanup: keep what rebuilding `latest - minBatchesToRetain` needs, delete older files.
@@ -384,14 +402,21 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
       )
 
     const scheduleMaintenance = (h: Handle): Effect.Effect<void> => {
-      if (maintenanceEvery <= 0 || h.commitsSinceMaintenance < maintenanceEvery || h.maintenance !== undefined || closed) {
+      if (
+        maintenanceEvery <= 0 ||
+        h.commitsSinceMaintenance < maintenanceEvery ||
+        h.maintenance !== undefined ||
+        closed
+      ) {
         return Effect.void
       }
       const run = maintainHandle(h).pipe(
         Effect.catch((e) => Effect.logWarning(`State store maintenance of ${describeStore(h)} failed: ${e.message}`)),
-        Effect.ensuring(Effect.sync(() => {
-          h.maintenance = undefined
-        }))
+        Effect.ensuring(
+          Effect.sync(() => {
+            h.maintenance = undefined
+          })
+        )
       )
       return Effect.map(Effect.forkIn(run, scope, { uninterruptible: true }), (fiber) => {
         h.maintenance = fiber
@@ -445,9 +470,11 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
             })
           })
         })
-        return yield* Effect.onError(opened, () => Effect.sync(() => {
-          h.writer = false
-        }))
+        return yield* Effect.onError(opened, () =>
+          Effect.sync(() => {
+            h.writer = false
+          })
+        )
       })
 
     const persist = (h: Handle, loaded: Loaded, batch: CommitBatch): Effect.Effect<void, StateStoreError> =>
@@ -467,7 +494,11 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         const text = encodeDelta(batch.changes)
         if (options.hooks?.beforeCommitPublish !== undefined) {
           yield* Effect.mapError(
-            options.hooks.beforeCommitPublish({ operatorId: h.operatorId, storeName: h.storeName, version: batch.version }),
+            options.hooks.beforeCommitPublish({
+              operatorId: h.operatorId,
+              storeName: h.storeName,
+              version: batch.version
+            }),
             (cause) =>
               new StateStoreError({
                 reason: "CommitFailed",
@@ -478,14 +509,16 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
               })
           )
         }
-        const written = yield* Effect.mapError(fs.writeAtomic(path, text, false), (e) =>
-          new StateStoreError({
-            reason: "CommitFailed",
-            operatorId: h.operatorId,
-            path,
-            message: `The commit of version ${batch.version} of ${describeStore(h)} failed: ${e.message}`,
-            cause: e
-          })
+        const written = yield* Effect.mapError(
+          fs.writeAtomic(path, text, false),
+          (e) =>
+            new StateStoreError({
+              reason: "CommitFailed",
+              operatorId: h.operatorId,
+              path,
+              message: `The commit of version ${batch.version} of ${describeStore(h)} failed: ${e.message}`,
+              cause: e
+            })
         )
         if (!written) {
           return yield* new StateStoreError({
@@ -528,12 +561,15 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         yield* h.lock.withPermits(1)(
           Effect.gen(function* () {
             yield* list(h)
-            if (spec.version > h.latest) return yield* versionNotFound(h, spec.version, `the latest committed version is ${h.latest}`)
+            if (spec.version > h.latest)
+              return yield* versionNotFound(h, spec.version, `the latest committed version is ${h.latest}`)
             if (spec.version >= 0 && !h.deltas.has(spec.version) && !h.snapshots.has(spec.version)) {
               return yield* versionNotFound(h, spec.version, "it is older than the retained versions")
             }
             // Newest first, so an interrupted rollback leaves a contiguous prefix of versions.
-            const doomed = [...new Set([...h.deltas, ...h.snapshots])].filter((v) => v > spec.version).sort((a, b) => b - a)
+            const doomed = [...new Set([...h.deltas, ...h.snapshots])]
+              .filter((v) => v > spec.version)
+              .sort((a, b) => b - a)
             for (const v of doomed) {
               for (const kind of ["snapshot", "delta"] as const) {
                 const set = kind === "delta" ? h.deltas : h.snapshots
@@ -573,7 +609,9 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
       })
 
     const maintain = (): Effect.Effect<void, StateStoreError> =>
-      Effect.suspend(() => (closed ? Effect.void : Effect.forEach([...handles.values()], (h) => maintainHandle(h), { discard: true })))
+      Effect.suspend(() =>
+        closed ? Effect.void : Effect.forEach([...handles.values()], (h) => maintainHandle(h), { discard: true })
+      )
 
     const close = (): Effect.Effect<void> =>
       Effect.gen(function* () {

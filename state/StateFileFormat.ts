@@ -107,7 +107,11 @@ export const unframe = (
 ): ReadonlyArray<string> | StateStoreError => {
   const h = `${header(kind)}\n`
   if (!text.startsWith(h)) {
-    return corrupt(path, text.length < h.length ? `it is truncated (${text.length} bytes)` : `it does not start with '${header(kind)}'`, operatorId)
+    return corrupt(
+      path,
+      text.length < h.length ? `it is truncated (${text.length} bytes)` : `it does not start with '${header(kind)}'`,
+      operatorId
+    )
   }
   if (!text.endsWith("\n")) return corrupt(path, "it is truncated (no footer)", operatorId)
   const footerStart = text.lastIndexOf("\n", text.length - 2) + 1

@@ -41,7 +41,18 @@ const typeToJson = (t: T.DataType): unknown => {
   }
 }
 
-const LEAVES = new Set(["null", "boolean", "integer", "long", "double", "string", "binary", "timestamp", "date", "calendarInterval"])
+const LEAVES = new Set([
+  "null",
+  "boolean",
+  "integer",
+  "long",
+  "double",
+  "string",
+  "binary",
+  "timestamp",
+  "date",
+  "calendarInterval"
+])
 
 const typeFromJson = (j: unknown): T.DataType | undefined => {
   if (typeof j !== "object" || j === null) return undefined
@@ -51,7 +62,8 @@ const typeFromJson = (j: unknown): T.DataType | undefined => {
       if (!Array.isArray(o.fields)) return undefined
       const fields: Array<T.StructField> = []
       for (const f of o.fields as ReadonlyArray<Record<string, unknown>>) {
-        if (typeof f !== "object" || f === null || typeof f.name !== "string" || typeof f.nullable !== "boolean") return undefined
+        if (typeof f !== "object" || f === null || typeof f.name !== "string" || typeof f.nullable !== "boolean")
+          return undefined
         const dt = typeFromJson(f.dataType)
         if (dt === undefined) return undefined
         fields.push(T.field(f.name, dt, f.nullable))

@@ -293,19 +293,25 @@ export const validateSpec = (spec: {
   readonly version: number
   readonly minBatchesToRetain?: number
 }): StateStoreError | undefined => {
-  const bad = (message: string) =>
-    new StateStoreError({ reason: "InvalidUsage", message, operatorId: spec.operatorId })
+  const bad = (message: string) => new StateStoreError({ reason: "InvalidUsage", message, operatorId: spec.operatorId })
   if (spec.checkpoint === "") return bad("The checkpoint location is empty: give the query a checkpointLocation.")
   if (!Number.isSafeInteger(spec.operatorId) || spec.operatorId < 0) {
     return bad(`Operator id ${spec.operatorId} is not a non-negative integer.`)
   }
-  if (spec.storeName === "" || spec.storeName.startsWith(".") || spec.storeName.startsWith("_") || /[/\\:\u0000]/.test(spec.storeName)) {
-    return bad(`Store name '${spec.storeName}' is not usable: use letters, digits and '-' (e.g. 'default', 'left-keyToNumValues').`)
+  // A folder name for the file provider: no separators, nothing hidden, not `_metadata`, and no
+  // dot, so it cannot look like a `<version>.delta` file beside the default store's files.
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(spec.storeName)) {
+    return bad(
+      `Store name '${spec.storeName}' is not usable: use letters, digits and '-' (e.g. 'default', 'left-keyToNumValues').`
+    )
   }
   if (!Number.isSafeInteger(spec.version) || spec.version < -1) {
     return bad(`State version ${spec.version} is not a batch id (an integer >= -1).`)
   }
-  if (spec.minBatchesToRetain !== undefined && (!Number.isSafeInteger(spec.minBatchesToRetain) || spec.minBatchesToRetain < 1)) {
+  if (
+    spec.minBatchesToRetain !== undefined &&
+    (!Number.isSafeInteger(spec.minBatchesToRetain) || spec.minBatchesToRetain < 1)
+  ) {
     return bad(`spark.sql.streaming.minBatchesToRetain must be a positive integer, got ${spec.minBatchesToRetain}.`)
   }
   return undefined

@@ -15,7 +15,8 @@ import { type StateStoreProvider, StateStoreProviderService } from "./StateStore
 export type ProviderName = "duckdb" | "memory"
 
 /** Options for either provider; each reads the ones it knows. */
-export type ProviderOptions = DuckDBStateStoreProvider.DuckDBProviderOptions & FileStateStoreProvider.FileProviderOptions
+export type ProviderOptions = DuckDBStateStoreProvider.DuckDBProviderOptions &
+  FileStateStoreProvider.FileProviderOptions
 
 /**
  * Makes the named provider; closing the scope closes it.
@@ -28,7 +29,10 @@ export type ProviderOptions = DuckDBStateStoreProvider.DuckDBProviderOptions & F
  * ```
  * @since 0.1.0
  */
-export const make = (name: ProviderName = "duckdb", options: ProviderOptions = {}): Effect.Effect<StateStoreProvider, never, Scope.Scope> => {
+export const make = (
+  name: ProviderName = "duckdb",
+  options: ProviderOptions = {}
+): Effect.Effect<StateStoreProvider, never, Scope.Scope> => {
   switch (name) {
     case "duckdb":
       return DuckDBStateStoreProvider.make(options)
@@ -42,5 +46,7 @@ export const make = (name: ProviderName = "duckdb", options: ProviderOptions = {
  *
  * @since 0.1.0
  */
-export const layer = (name: ProviderName = "duckdb", options: ProviderOptions = {}): Layer.Layer<StateStoreProviderService> =>
-  Layer.effect(StateStoreProviderService, make(name, options))
+export const layer = (
+  name: ProviderName = "duckdb",
+  options: ProviderOptions = {}
+): Layer.Layer<StateStoreProviderService> => Layer.effect(StateStoreProviderService, make(name, options))

@@ -84,7 +84,8 @@ export const makeSession = (view: CommittedView): StateStore => {
     const c = changes.get(key)
     if (c !== undefined) return c === null ? undefined : JSON.parse(c)
     const v = committed(key)
-    if (v === NOT_LOADED) return defect(`get(${JSON.stringify(key)}) for a key that was not loaded; call load with the batch's keys first`)
+    if (v === NOT_LOADED)
+      return defect(`get(${JSON.stringify(key)}) for a key that was not loaded; call load with the batch's keys first`)
     return v === undefined ? undefined : JSON.parse(v)
   }
 

@@ -47,7 +47,7 @@ import type { StreamingQuery } from "./api/StreamingQuery.ts"
 /** Options of `StartStream`. */
 export interface StartStreamOptions {
   readonly trigger?: Trigger
-  /** Conf entries set on the session before this start. */
+  /** Conf entries set on the session before this start; the script's end restores them, as Spark's. */
   readonly additionalConfs?: Readonly<Record<string, string>>
   /** Another checkpoint folder than the script's own. */
   readonly checkpointLocation?: string
@@ -218,6 +218,13 @@ export const testStream = <R>(
     let query: StreamingQuery | undefined
     let trigger: Trigger | undefined
     const trace: Array<string> = []
+    const replacedConfs = new Map<string, string | undefined>()
+    const restoreConfs = Effect.sync(() => {
+      for (const [k, v] of replacedConfs) {
+        if (v === undefined) df.state.conf.delete(k)
+        else df.state.conf.set(k, v)
+      }
+    })
 
     const fail = (step: number, why: string) =>
       new TestStreamFailure({
@@ -228,7 +235,12 @@ export const testStream = <R>(
     const start = (options: StartStreamOptions, step: number) =>
       Effect.gen(function* () {
         if (options.additionalConfs !== undefined) {
-          for (const [k, v] of Object.entries(options.additionalConfs)) df.state.conf.set(k, v)
+          for (const [k, v] of Object.entries(options.additionalConfs)) {
+            // Spark's StreamTest remembers the first value it replaced and puts it back when
+            // the script ends (`resetConfValues`).
+            if (!replacedConfs.has(k)) replacedConfs.set(k, df.state.conf.get(k))
+            df.state.conf.set(k, v)
+          }
         }
         trigger = options.trigger
         let writer = df.writeStream
@@ -348,6 +360,7 @@ export const testStream = <R>(
     yield* program.pipe(
       Effect.ensuring(
         Effect.suspend(() => (query === undefined ? Effect.void : query.stop())).pipe(
+          Effect.andThen(restoreConfs),
           Effect.andThen(Effect.promise(() => rm(checkpoint, { recursive: true, force: true })))
         )
       )

@@ -19,7 +19,13 @@ import { Cause, Clock, Deferred, Effect, Exit, Fiber, type Scope } from "effect"
 import * as Analyzer from "../../core/Analyzer.ts"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import type * as T from "../../core/DataType.ts"
-import { CheckpointError, type ConnectorError, type StateStoreError, StreamingQueryError } from "../../core/Errors.ts"
+import {
+  AnalysisError,
+  CheckpointError,
+  type ConnectorError,
+  type StateStoreError,
+  StreamingQueryError
+} from "../../core/Errors.ts"
 import type { AttributeReference } from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { parseDurationMs } from "../../core/Durations.ts"
@@ -170,9 +176,15 @@ export class MicroBatchExecution implements StreamingQuery {
   /** After a batch: whether its new watermark lets a stateful operator emit or evict (a no-data batch is due). */
   #needsNoDataBatch = false
   #tracker: WatermarkTracker
+  /** The relevant confs a restart read from the checkpoint (they win over the session's). */
+  #restoredConf: Readonly<Record<string, string>> = {}
   /** The plan's watermark nodes in a fixed walk order (the tracker's node indexes). */
   readonly #watermarkNodes: ReadonlyArray<EventTimeWatermarkExec>
+  /** The same nodes in a pre-order walk (Spark's `collect` order, for the `eventTime` progress). */
+  readonly #watermarkNodesPreOrder: ReadonlyArray<EventTimeWatermarkExec>
   readonly #stateful: ReadonlyArray<StatefulOperatorInfo>
+  /** The stateful operators' ids in a pre-order walk (Spark's order of `progress.stateOperators`). */
+  readonly #statefulPreOrder: ReadonlyArray<number>
   #pending: PendingBatch | undefined
   /** Spark's `lastTriggerStartTimestamp`: the start of the previous trigger (with or without data). */
   #lastTriggerStartMs: number | undefined
@@ -180,6 +192,8 @@ export class MicroBatchExecution implements StreamingQuery {
   #lastNoExecutionProgressMs: number | undefined
   /** Whether a batch has run in this run of the query (an idle progress then reports sink rows 0, not -1). */
   #executedBatch = false
+  /** The state operators' progress of the last batch this run executed (idle progress repeats it). */
+  #lastStateOperators: StreamingQueryProgress["stateOperators"] = []
   #lastExplain: string
   /** `Trigger.AvailableNow`: per source, the end fixed at start for sources that cannot cap themselves. */
   #availableNowTargets: Array<Offset | undefined> = []
@@ -201,6 +215,20 @@ export class MicroBatchExecution implements StreamingQuery {
     }
     walk(this.physical)
     this.#watermarkNodes = nodes
+    const preOrder: Array<EventTimeWatermarkExec> = []
+    const walkPre = (p: SparkPlan): void => {
+      if (p._tag === "EventTimeWatermarkExec") preOrder.push(p)
+      for (const c of SparkPlanModule.children(p)) walkPre(c)
+    }
+    walkPre(this.physical)
+    this.#watermarkNodesPreOrder = preOrder
+    const statefulPre: Array<number> = []
+    const walkStateful = (p: SparkPlan): void => {
+      if (p._tag === "StatefulAggregateExec" || p._tag === "StreamingDeduplicateExec") statefulPre.push(p.operatorId)
+      for (const c of SparkPlanModule.children(p)) walkStateful(c)
+    }
+    walkStateful(this.physical)
+    this.#statefulPreOrder = statefulPre
     this.#tracker = new WatermarkTracker(
       parsePolicy(config.state.conf.get("spark.sql.streaming.multipleWatermarkPolicy")) ?? "min"
     )
@@ -293,8 +321,23 @@ export class MicroBatchExecution implements StreamingQuery {
 
   // ---- start offsets --------------------------------------------------------------------
 
-  private initialize(): Effect.Effect<void, CheckpointError | ConnectorError | StateStoreError> {
+  private initialize(): Effect.Effect<void, AnalysisError | CheckpointError | ConnectorError | StateStoreError> {
     return Effect.gen({ self: this }, function* () {
+      // Spark's `AggUtils.planStreamingAggregationForSession` refuses a session window without
+      // any other grouping key when it plans the first batch: the query fails, nothing runs.
+      for (const op of this.#stateful) {
+        const node = op.node
+        if (
+          node._tag === "StatefulAggregateExec" &&
+          node.sessionWindow !== undefined &&
+          node.groupingAttributes.length < 2
+        ) {
+          return yield* new AnalysisError({
+            reason: "UnsupportedOperation",
+            message: "Global aggregation with session window in streaming query is not supported."
+          })
+        }
+      }
       const sources = this.config.sources.map((s) => s.source)
       const latest = yield* this.#offsetLog.getLatest()
       const initial: Array<Offset> = []
@@ -401,6 +444,10 @@ export class MicroBatchExecution implements StreamingQuery {
   private restoreConf(conf: Readonly<Record<string, string>>): void {
     const policy = parsePolicy(conf["spark.sql.streaming.multipleWatermarkPolicy"])
     if (policy !== undefined && policy !== this.#tracker.policy) this.#tracker = new WatermarkTracker(policy)
+    // The restored values are the ones the next batches log again, whatever the session says
+    // now (Spark sets them on the stream's own conf), so a second restart still sees them; a
+    // checkpoint without the policy means "min" (Spark's `relevantSQLConfDefaultValues`).
+    this.#restoredConf = { ...conf, "spark.sql.streaming.multipleWatermarkPolicy": policy ?? this.#tracker.policy }
   }
 
   private minBatchesToRetain(): number {
@@ -494,7 +541,7 @@ export class MicroBatchExecution implements StreamingQuery {
   private relevantConf(): Record<string, string> {
     const conf: Record<string, string> = {}
     for (const k of RELEVANT_CONFS) {
-      const v = this.config.state.conf.get(k)
+      const v = this.#restoredConf[k] ?? this.config.state.conf.get(k)
       if (v !== undefined) conf[k] = v
     }
     return conf
@@ -544,6 +591,13 @@ export class MicroBatchExecution implements StreamingQuery {
           end: ends,
           perSource: ends.map(() => 0),
           numOutputRows: this.#executedBatch ? 0 : -1,
+          // Spark's `extractStateOperatorMetrics(hasExecuted = false)`: the last batch's state
+          // operators, with nothing updated or dropped in this trigger.
+          stateOperators: this.#lastStateOperators.map((o) => ({
+            ...o,
+            numRowsUpdated: 0,
+            numRowsDroppedByWatermark: 0
+          })),
           durationMs: { latestOffset: latestOffsetMs, triggerExecution: now - startMs }
         })
       )
@@ -649,6 +703,12 @@ export class MicroBatchExecution implements StreamingQuery {
         this.#stateful.length > 0 &&
         shouldRunAnotherBatch(this.physical, nextWatermarkMs, batch.watermarkMs, this.config.outputMode)
       const endMs = yield* Clock.currentTimeMillis
+      // Spark lists `stateOperators` in `executedPlan.collect` order: a pre-order walk, so the
+      // topmost stateful operator comes first (dedup then aggregate reports [aggregate, dedup]).
+      const rank = this.#statefulPreOrder
+      this.#lastStateOperators = [...operatorProgress.entries()]
+        .sort(([a], [b]) => rank.indexOf(a) - rank.indexOf(b))
+        .map(([, p]) => ({ ...p, numShufflePartitions: 1, numStateStoreInstances: 1 }))
       const progress = this.makeProgress({
         batchId: batch.batchId,
         triggerStartMs,
@@ -659,9 +719,7 @@ export class MicroBatchExecution implements StreamingQuery {
         perSource,
         numOutputRows: rows.length,
         eventTime: this.eventTimeProgress(eventStats, batch.watermarkMs),
-        stateOperators: [...operatorProgress.entries()]
-          .sort(([a], [b]) => a - b)
-          .map(([, p]) => ({ ...p, numShufflePartitions: 1, numStateStoreInstances: 1 })),
+        stateOperators: this.#lastStateOperators,
         durationMs: {
           ...durations,
           getBatch: getBatchMs,
@@ -743,25 +801,23 @@ export class MicroBatchExecution implements StreamingQuery {
     while (this.#progress.length > limit) this.#progress.shift()
   }
 
-  /** Spark's `eventTime` progress: the batch's watermark, and avg/max/min of its event times when it had any. */
+  /**
+   * Spark's `eventTime` progress (`ProgressReporter.extractExecutionStats`): the batch's
+   * watermark, and avg/max/min of the event times of the FIRST watermark node (in a pre-order
+   * walk of the plan, Spark's `executedPlan.collect { … }.headOption`) that saw rows in this
+   * batch — not a merge over all nodes; the average is truncated (`stats.avg.toLong`).
+   */
   private eventTimeProgress(
     stats: ReadonlyMap<EventTimeWatermarkExec, EventTimeStats>,
     watermarkMs: number
   ): Readonly<Record<string, string>> {
     if (this.#watermarkNodes.length === 0) return {}
-    let max = Number.NEGATIVE_INFINITY
-    let min = Number.POSITIVE_INFINITY
-    let sum = 0
-    let count = 0
-    for (const s of stats.values()) {
-      if (s.count === 0) continue
-      max = Math.max(max, s.max)
-      min = Math.min(min, s.min)
-      sum += s.sum
-      count += s.count
+    for (const node of this.#watermarkNodesPreOrder) {
+      const s = stats.get(node)
+      if (s === undefined || s.count === 0) continue
+      return { avg: iso(Math.trunc(s.sum / s.count)), max: iso(s.max), min: iso(s.min), watermark: iso(watermarkMs) }
     }
-    if (count === 0) return { watermark: iso(watermarkMs) }
-    return { avg: iso(Math.round(sum / count)), max: iso(max), min: iso(min), watermark: iso(watermarkMs) }
+    return { watermark: iso(watermarkMs) }
   }
 
   private hasWatermark(): boolean {

@@ -73,7 +73,11 @@ describe("DuckDBStateStoreProvider", () => {
       yield* Effect.scoped(
         Effect.gen(function* () {
           const p = yield* DuckDBStateStoreProvider.make({ maintenanceEveryCommits: 0 })
-          for (const [operatorId, storeName] of [[0, "default"], [1, "left-keyToNumValues"], [1, "right-keyToNumValues"]] as const) {
+          for (const [operatorId, storeName] of [
+            [0, "default"],
+            [1, "left-keyToNumValues"],
+            [1, "right-keyToNumValues"]
+          ] as const) {
             const s = yield* p.open({ ...spec(cp, -1), operatorId, storeName })
             s.put("k", storeName)
             yield* s.commit()
@@ -81,11 +85,21 @@ describe("DuckDBStateStoreProvider", () => {
         })
       )
       assert.deepStrictEqual(yield* Effect.promise(() => fs.readdir(path.join(cp, "state"))), ["state.duckdb"])
-      const stores = yield* inspect(dbFile(cp), "SELECT operator_id, store_name, base_version FROM tributary_state_stores ORDER BY store_id")
-      assert.deepStrictEqual(stores, [[0, "default", -1n], [1, "left-keyToNumValues", -1n], [1, "right-keyToNumValues", -1n]])
+      const stores = yield* inspect(
+        dbFile(cp),
+        "SELECT operator_id, store_name, base_version FROM tributary_state_stores ORDER BY store_id"
+      )
+      assert.deepStrictEqual(stores, [
+        [0, "default", -1n],
+        [1, "left-keyToNumValues", -1n],
+        [1, "right-keyToNumValues", -1n]
+      ])
       // The log holds (version, key, value JSON); removals are NULL values.
-      assert.deepStrictEqual(yield* inspect(dbFile(cp), "SELECT version, key, value FROM state_2_log"), [[0n, "k", '"left-keyToNumValues"']])
-    }))
+      assert.deepStrictEqual(yield* inspect(dbFile(cp), "SELECT version, key, value FROM state_2_log"), [
+        [0n, "k", '"left-keyToNumValues"']
+      ])
+    })
+  )
 
   it.effect("with a small cache, get of a key not loaded is a defect; load reads misses in one query", () =>
     Effect.gen(function* () {
@@ -116,7 +130,8 @@ describe("DuckDBStateStoreProvider", () => {
       assert.strictEqual(s2.get("k3"), undefined)
       assert.strictEqual(s2.get("k5"), 5)
       yield* s2.abort()
-    }))
+    })
+  )
 
   it.effect("a version that fits the cache is loaded whole at open; later batches read nothing from DuckDB", () =>
     Effect.gen(function* () {
@@ -143,7 +158,8 @@ describe("DuckDBStateStoreProvider", () => {
       const m2 = yield* s2.commit()
       assert.strictEqual(m2.numRowsLoaded, 0)
       assert.strictEqual(m2.customMetrics.cacheMissCount, 0)
-    }))
+    })
+  )
 
   it.effect("compaction folds the log into the base table, keeping minBatchesToRetain versions", () =>
     Effect.gen(function* () {
@@ -168,10 +184,21 @@ describe("DuckDBStateStoreProvider", () => {
       )
       const file = dbFile(cp)
       assert.deepStrictEqual(yield* inspect(file, "SELECT base_version FROM tributary_state_stores"), [[7n]])
-      assert.deepStrictEqual(yield* inspect(file, "SELECT key, value FROM state_1_base ORDER BY key"), [["counter", "7"], ["only7", "true"]])
-      assert.deepStrictEqual(yield* inspect(file, "SELECT DISTINCT version FROM state_1_log ORDER BY version"), [[8n], [9n]])
-      assert.deepStrictEqual(yield* inspect(file, "SELECT version FROM tributary_state_versions ORDER BY version"), [[7n], [8n], [9n]])
-    }))
+      assert.deepStrictEqual(yield* inspect(file, "SELECT key, value FROM state_1_base ORDER BY key"), [
+        ["counter", "7"],
+        ["only7", "true"]
+      ])
+      assert.deepStrictEqual(yield* inspect(file, "SELECT DISTINCT version FROM state_1_log ORDER BY version"), [
+        [8n],
+        [9n]
+      ])
+      assert.deepStrictEqual(yield* inspect(file, "SELECT version FROM tributary_state_versions ORDER BY version"), [
+        [7n],
+        [8n],
+        [9n]
+      ])
+    })
+  )
 
   it.effect("compaction never passes a version an open store is using", () =>
     Effect.gen(function* () {
@@ -190,7 +217,8 @@ describe("DuckDBStateStoreProvider", () => {
       yield* p.maintain()
       const gone = yield* Effect.exit(p.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 1 }))
       assert.isTrue(Exit.isFailure(gone))
-    }))
+    })
+  )
 
   it.effect("compacts in the background every maintenanceEveryCommits commits", () =>
     Effect.gen(function* () {
@@ -207,10 +235,37 @@ describe("DuckDBStateStoreProvider", () => {
       )
       // The first background run started after the 5th commit (latest 4 - retain 2 = 2); closing
       // waited for whatever run was still going. (A run is skipped while another is running.)
-      const [[base]] = (yield* inspect(dbFile(cp), "SELECT base_version FROM tributary_state_stores")) as Array<[bigint]>
+      const [[base]] = (yield* inspect(dbFile(cp), "SELECT base_version FROM tributary_state_stores")) as Array<
+        [bigint]
+      >
       assert.isAtLeast(Number(base), 2)
       const p = yield* DuckDBStateStoreProvider.make({ maintenanceEveryCommits: 0 })
-      assert.deepStrictEqual(yield* p.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 12 }), [["k", 12]])
-      assert.deepStrictEqual(yield* p.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 10 }), [["k", 10]])
-    }))
+      assert.deepStrictEqual(yield* p.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 12 }), [
+        ["k", 12]
+      ])
+      assert.deepStrictEqual(yield* p.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 10 }), [
+        ["k", 10]
+      ])
+    })
+  )
+})
+
+describe("DuckDBStateStoreProvider, one writer per database file", () => {
+  it.effect("a second provider of this process cannot open a checkpoint's state while the first holds it", () =>
+    Effect.gen(function* () {
+      const cp = yield* tempCheckpoint()
+      const first = yield* DuckDBStateStoreProvider.make({ maintenanceEveryCommits: 0 })
+      const s = yield* first.open(spec(cp, -1))
+      s.put("a", 1)
+      yield* s.commit()
+      const second = yield* DuckDBStateStoreProvider.make({ maintenanceEveryCommits: 0 })
+      const err = yield* Effect.flip(second.open(spec(cp, 0)))
+      assert.strictEqual(err.reason, "InvalidUsage")
+      assert.include(err.message, "in use by another query or process")
+      yield* first.close()
+      assert.deepStrictEqual(yield* second.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 0 }), [
+        ["a", 1]
+      ])
+    })
+  )
 })

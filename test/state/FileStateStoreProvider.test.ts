@@ -17,7 +17,8 @@ const storeDir = (checkpoint: string) => path.join(checkpoint, "state", "0", "0"
 
 stateStoreContract({
   name: "files",
-  make: (options) => FileStateStoreProvider.make({ maintenanceEveryCommits: 0, minDeltasForSnapshot: 2, hooks: options?.hooks }),
+  make: (options) =>
+    FileStateStoreProvider.make({ maintenanceEveryCommits: 0, minDeltasForSnapshot: 2, hooks: options?.hooks }),
   damage: [
     {
       name: "a byte of the latest delta file changed",
@@ -70,7 +71,15 @@ describe("FileStateStoreProvider", () => {
         s.put("k", v + 1)
         yield* s.commit()
       }
-      assert.deepStrictEqual(yield* list(storeDir(cp)), ["0.delta", "1.delta", "2.delta", "3.delta", "4.delta", "5.delta", "_metadata"])
+      assert.deepStrictEqual(yield* list(storeDir(cp)), [
+        "0.delta",
+        "1.delta",
+        "2.delta",
+        "3.delta",
+        "4.delta",
+        "5.delta",
+        "_metadata"
+      ])
       assert.deepStrictEqual(yield* list(path.join(storeDir(cp), "_metadata")), ["schema"])
       const delta = yield* Effect.promise(() => fs.readFile(path.join(storeDir(cp), "5.delta"), "utf8"))
       assert.match(delta, /^tributary-state delta 1\n\+"k"\t5\n#1\t[0-9a-f]{64}\n$/)
@@ -84,15 +93,25 @@ describe("FileStateStoreProvider", () => {
       yield* p.maintain()
       // Latest 12, retain 3: version 9 must stay rebuildable, from snapshot 5 and deltas 6..9;
       // everything older than snapshot 5 goes. A snapshot of 12 was written too.
-      assert.deepStrictEqual(
-        yield* list(storeDir(cp)),
-        ["10.delta", "11.delta", "12.delta", "12.snapshot", "5.delta", "5.snapshot", "6.delta", "7.delta", "8.delta", "9.delta", "_metadata"]
-      )
+      assert.deepStrictEqual(yield* list(storeDir(cp)), [
+        "10.delta",
+        "11.delta",
+        "12.delta",
+        "12.snapshot",
+        "5.delta",
+        "5.snapshot",
+        "6.delta",
+        "7.delta",
+        "8.delta",
+        "9.delta",
+        "_metadata"
+      ])
       yield* p.close()
       const again = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0 })
       const r9 = yield* again.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 9 })
       assert.deepStrictEqual(r9, [["k", 9]])
-    }))
+    })
+  )
 
   it.effect("other stores live in a folder named after the store", () =>
     Effect.gen(function* () {
@@ -102,7 +121,8 @@ describe("FileStateStoreProvider", () => {
       s.put("k", 1)
       yield* s.commit()
       assert.deepStrictEqual(yield* list(path.join(storeDir(cp), "left-keyWithIndexToValue")), ["0.delta", "_metadata"])
-    }))
+    })
+  )
 
   it.effect("snapshots in the background every maintenanceEveryCommits commits", () =>
     Effect.gen(function* () {
@@ -118,13 +138,18 @@ describe("FileStateStoreProvider", () => {
         })
       )
       assert.include(yield* list(storeDir(cp)), "2.snapshot")
-    }))
+    })
+  )
 
   it.effect("a snapshot built while commits change the map holds exactly the snapshot's version", () =>
     Effect.gen(function* () {
       const cp = yield* tempCheckpoint()
       // One entry per step, so the commits below run while the snapshot walks the map.
-      const p = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0, minDeltasForSnapshot: 1, snapshotChunkSize: 1 })
+      const p = yield* FileStateStoreProvider.make({
+        maintenanceEveryCommits: 0,
+        minDeltasForSnapshot: 1,
+        snapshotChunkSize: 1
+      })
       const N = 3000
       const model = new Map<string, number>()
       const history: Array<Map<string, number>> = []
@@ -160,7 +185,8 @@ describe("FileStateStoreProvider", () => {
       applyFile("snapshot", yield* Effect.promise(() => fs.readFile(file, "utf8")), file, loaded)
       const expected = new Map([...history[version]].map(([k, v]) => [k, String(v)] as const))
       assert.deepStrictEqual(loaded, expected)
-    }))
+    })
+  )
 
   it.effect("a failing disk fails the commit with CommitFailed and the version stays", () =>
     Effect.gen(function* () {
@@ -184,10 +210,13 @@ describe("FileStateStoreProvider", () => {
       assert.strictEqual(err.reason, "CommitFailed")
       assert.include(err.message, "disk full")
       failWrites = false
-      assert.deepStrictEqual(yield* p.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 0 }), [["a", 1]])
+      assert.deepStrictEqual(yield* p.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 0 }), [
+        ["a", 1]
+      ])
       const s2 = yield* p.open(spec(cp, 0))
       yield* s2.load(["a"])
       assert.strictEqual(s2.get("a"), 1)
       yield* s2.abort()
-    }))
+    })
+  )
 })

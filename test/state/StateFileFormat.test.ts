@@ -8,7 +8,10 @@ import { applyFile, encodeDelta, encodeSnapshot, frame, unframe } from "../../st
 
 describe("StateFileFormat", () => {
   it("writes a header, one line per entry and a checksummed footer", () => {
-    const text = encodeDelta([["a", "1"], ["b", null]])
+    const text = encodeDelta([
+      ["a", "1"],
+      ["b", null]
+    ])
     expect(text.split("\n").slice(0, 3)).toEqual(["tributary-state delta 1", '+"a"\t1', '-"b"'])
     expect(text).toMatch(/\n#2\t[0-9a-f]{64}\n$/)
     expect(frame("delta", [])).toMatch(/^tributary-state delta 1\n#0\t[0-9a-f]{64}\n$/)
@@ -19,7 +22,12 @@ describe("StateFileFormat", () => {
     const keys = ["tab\tkey", "new\nline", 'q"uote', "üñí", "", "#1\tfake footer"]
     const values = [JSON.stringify("v\tv"), JSON.stringify({ a: [1, null, "x\ny"] }), "null", "3.5", '"\\u0000"', "[]"]
     const map = new Map<string, string>([["stale", "0"]])
-    const n = applyFile("delta", encodeDelta([...keys.map((k, i) => [k, values[i]] as const), ["stale", null]]), "f", map)
+    const n = applyFile(
+      "delta",
+      encodeDelta([...keys.map((k, i) => [k, values[i]] as const), ["stale", null]]),
+      "f",
+      map
+    )
     expect(n).toBe(7)
     expect([...map]).toEqual(keys.map((k, i) => [k, values[i]]))
     const again = new Map<string, string>()

@@ -6,18 +6,33 @@
  */
 import { describe, expect, it } from "vitest"
 import * as T from "../../core/DataType.ts"
-import { checkCompatibility, decodeSchema, encodeSchema, incompatibility } from "../../state/StateSchemaCompatibility.ts"
+import {
+  checkCompatibility,
+  decodeSchema,
+  encodeSchema,
+  incompatibility
+} from "../../state/StateSchemaCompatibility.ts"
 
 const key = T.struct([T.field("key1", T.IntegerType, false), T.field("key2", T.StringType, true)])
 const value = T.struct([
   T.field("value1", T.LongType, false),
   T.field("value2", T.StringType, true),
-  T.field("nested", T.struct([T.field("a", T.DoubleType, true), T.field("b", T.array(T.IntegerType, true), true)]), true)
+  T.field(
+    "nested",
+    T.struct([T.field("a", T.DoubleType, true), T.field("b", T.array(T.IntegerType, true), true)]),
+    true
+  )
 ])
 
 describe("StateSchemaCompatibility", () => {
   it("identical schemas are compatible", () => {
-    expect(checkCompatibility({ keySchema: key, valueSchema: value }, { keySchema: key, valueSchema: value }, { operatorId: 0, storeName: "default" })).toBeUndefined()
+    expect(
+      checkCompatibility(
+        { keySchema: key, valueSchema: value },
+        { keySchema: key, valueSchema: value },
+        { operatorId: 0, storeName: "default" }
+      )
+    ).toBeUndefined()
   })
 
   it("field names are not compared (Spark: equalsIgnoreNameAndCompatibleNullability)", () => {
@@ -45,9 +60,9 @@ describe("StateSchemaCompatibility", () => {
       T.field("nested", T.struct([T.field("a", T.DoubleType, true), T.field("b", T.array(T.LongType), true)]), true)
     ])
     expect(incompatibility(value, arrayElem)).toBe("field 'nested.b[]' changed type from int to bigint")
-    expect(incompatibility(T.map(T.StringType, T.IntegerType, false), T.map(T.StringType, T.IntegerType, true), "m")).toBe(
-      "field 'm' now allows null map values; the stored state's do not"
-    )
+    expect(
+      incompatibility(T.map(T.StringType, T.IntegerType, false), T.map(T.StringType, T.IntegerType, true), "m")
+    ).toBe("field 'm' now allows null map values; the stored state's do not")
     expect(incompatibility(T.map(T.StringType, T.IntegerType), T.map(T.IntegerType, T.IntegerType), "m")).toBe(
       "field 'm{key}' changed type from string to int"
     )
@@ -85,12 +100,17 @@ describe("StateSchemaCompatibility", () => {
   })
 
   it("the stored form round-trips and rejects anything else", () => {
-    const schema = { keySchema: key, valueSchema: T.struct([...value.fields, T.field("m", T.map(T.StringType, T.TimestampType, false))]) }
+    const schema = {
+      keySchema: key,
+      valueSchema: T.struct([...value.fields, T.field("m", T.map(T.StringType, T.TimestampType, false))])
+    }
     const text = encodeSchema(schema)
     expect(decodeSchema(text)).toEqual(schema)
     expect(encodeSchema(decodeSchema(text)!)).toBe(text)
     expect(decodeSchema("{}")).toBeUndefined()
     expect(decodeSchema("not json")).toBeUndefined()
-    expect(decodeSchema(JSON.stringify({ keySchema: { _tag: "struct", fields: [] }, valueSchema: { _tag: "bogus" } }))).toBeUndefined()
+    expect(
+      decodeSchema(JSON.stringify({ keySchema: { _tag: "struct", fields: [] }, valueSchema: { _tag: "bogus" } }))
+    ).toBeUndefined()
   })
 })

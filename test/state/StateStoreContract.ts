@@ -24,7 +24,9 @@ export interface ContractHarness {
    * A provider with maintenance only on `maintain()` (so tests decide when it runs), and the
    * most aggressive snapshot/compaction settings the provider has.
    */
-  readonly make: (options?: { readonly hooks?: StateStoreHooks }) => Effect.Effect<StateStoreProvider, never, Scope.Scope>
+  readonly make: (options?: {
+    readonly hooks?: StateStoreHooks
+  }) => Effect.Effect<StateStoreProvider, never, Scope.Scope>
   /** Ways to damage a closed checkpoint's state; each returns the path the error must name. */
   readonly damage: ReadonlyArray<{ readonly name: string; readonly run: (checkpoint: string) => Promise<string> }>
 }
@@ -41,7 +43,17 @@ export const tempCheckpoint = (): Effect.Effect<string, never, Scope.Scope> =>
     (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
   )
 
-const spec = (checkpoint: string, version: number, extra: Partial<{ operatorId: number; storeName: string; schema: StateSchema; minBatchesToRetain: number; checkSchema: boolean }> = {}) => ({
+const spec = (
+  checkpoint: string,
+  version: number,
+  extra: Partial<{
+    operatorId: number
+    storeName: string
+    schema: StateSchema
+    minBatchesToRetain: number
+    checkSchema: boolean
+  }> = {}
+) => ({
   checkpoint,
   operatorId: extra.operatorId ?? 0,
   storeName: extra.storeName ?? "default",
@@ -83,14 +95,19 @@ const commitBatch = (
     return yield* store.commit()
   })
 
-const readAll = (provider: StateStoreProvider, checkpoint: string, version: number, extra: Partial<{ operatorId: number; storeName: string }> = {}) =>
-  Effect.map(provider.read(id(checkpoint, version, extra)), entries)
+const readAll = (
+  provider: StateStoreProvider,
+  checkpoint: string,
+  version: number,
+  extra: Partial<{ operatorId: number; storeName: string }> = {}
+) => Effect.map(provider.read(id(checkpoint, version, extra)), entries)
 
 const failure = <A>(self: Effect.Effect<A, StateStoreError>) =>
   Effect.map(Effect.exit(self), (exit) => {
     if (Exit.isSuccess(exit)) assert.fail("expected a StateStoreError, got success")
     const err = exit.cause.reasons.find((r) => r._tag === "Fail")
-    if (err === undefined || !(err.error instanceof StateStoreError)) assert.fail(`expected a StateStoreError, got ${String(exit.cause)}`)
+    if (err === undefined || !(err.error instanceof StateStoreError))
+      assert.fail(`expected a StateStoreError, got ${String(exit.cause)}`)
     return err.error as StateStoreError
   })
 
@@ -124,7 +141,8 @@ export const stateStoreContract = (h: ContractHarness): void => {
         assert.deepStrictEqual(yield* readAll(provider, cp, 1), { a: { count: 1 }, b: [1, "x", null], c: null })
         assert.deepStrictEqual(yield* readAll(provider, cp, 0), { a: { count: 1 }, b: [1, "x", null] })
         assert.deepStrictEqual(yield* readAll(provider, cp, -1), {})
-      }))
+      })
+    )
 
     it.effect("get sees this batch's changes and returns copies; scan merges committed and uncommitted", () =>
       Effect.gen(function* () {
@@ -146,7 +164,8 @@ export const stateStoreContract = (h: ContractHarness): void => {
         assert.deepStrictEqual(entries(yield* s.scan()), { a: { n: 1 }, c: { n: 33 }, d: { n: 7 } })
         yield* s.commit()
         assert.deepStrictEqual(yield* readAll(provider, cp, 1), { a: { n: 1 }, c: { n: 33 }, d: { n: 7 } })
-      }))
+      })
+    )
 
     it.effect("abort discards the batch; the store stays at its version", () =>
       Effect.gen(function* () {
@@ -167,7 +186,8 @@ export const stateStoreContract = (h: ContractHarness): void => {
         // A finished store refuses further use.
         assert.strictEqual((yield* failure(s.commit())).reason, "InvalidUsage")
         assert.throws(() => s.put("x", 1))
-      }))
+      })
+    )
 
     it.effect("one writer per store: a second open before commit or abort is refused", () =>
       Effect.gen(function* () {
@@ -187,7 +207,8 @@ export const stateStoreContract = (h: ContractHarness): void => {
         assert.deepStrictEqual(yield* readAll(provider, cp, 0), { k: "default" })
         assert.deepStrictEqual(yield* readAll(provider, cp, 0, { storeName: "left-keyToNumValues" }), { k: "left" })
         assert.deepStrictEqual(yield* readAll(provider, cp, 0, { operatorId: 1 }), { k: "op1" })
-      }))
+      })
+    )
 
     it.effect("a failed commit leaves the previous version intact, also after a restart", () =>
       Effect.gen(function* () {
@@ -220,7 +241,8 @@ export const stateStoreContract = (h: ContractHarness): void => {
         yield* s.load(["z"])
         assert.strictEqual(s.get("z"), undefined)
         yield* s.abort()
-      }))
+      })
+    )
 
     it.effect("opens and reads any retained version; committing below the latest needs rollbackTo", () =>
       Effect.gen(function* () {
@@ -242,7 +264,8 @@ export const stateStoreContract = (h: ContractHarness): void => {
         assert.include(err.message, "rollbackTo(2)")
         assert.strictEqual((yield* failure(provider.open(spec(cp, 6)))).reason, "VersionNotFound")
         assert.strictEqual((yield* failure(provider.read(id(cp, 6)))).reason, "VersionNotFound")
-      }))
+      })
+    )
 
     it.effect("rollbackTo discards versions committed to the store but not to the commit log, across a restart", () =>
       Effect.gen(function* () {
@@ -272,49 +295,57 @@ export const stateStoreContract = (h: ContractHarness): void => {
         assert.deepStrictEqual(yield* readAll(provider, cp, -1), {})
         yield* commitBatch(provider, cp, -1, { fresh: true })
         assert.deepStrictEqual(yield* readAll(provider, cp, 0), { fresh: true })
-      }))
+      })
+    )
 
-    it.effect("retention: after maintenance every version within minBatchesToRetain stays openable, older ones go", () =>
-      Effect.gen(function* () {
-        const cp = yield* tempCheckpoint()
-        const retain = 3
-        const provider = yield* h.make()
-        const model = new Map<string, number>()
-        /** states[v]: the state of version v. */
-        const states: Array<Record<string, unknown>> = []
-        for (let v = -1; v < 30; v++) {
-          const changes: Record<string, unknown> = { [`k${(v + 1) % 7}`]: v + 1, [`r${v + 1}`]: 1 }
-          if (v >= 0) changes[`r${v}`] = undefined
-          yield* commitBatch(provider, cp, v, changes, { minBatchesToRetain: retain })
-          for (const [k, x] of Object.entries(changes)) {
-            if (x === undefined) model.delete(k)
-            else model.set(k, x as number)
+    it.effect(
+      "retention: after maintenance every version within minBatchesToRetain stays openable, older ones go",
+      () =>
+        Effect.gen(function* () {
+          const cp = yield* tempCheckpoint()
+          const retain = 3
+          const provider = yield* h.make()
+          const model = new Map<string, number>()
+          /** states[v]: the state of version v. */
+          const states: Array<Record<string, unknown>> = []
+          for (let v = -1; v < 30; v++) {
+            const changes: Record<string, unknown> = { [`k${(v + 1) % 7}`]: v + 1, [`r${v + 1}`]: 1 }
+            if (v >= 0) changes[`r${v}`] = undefined
+            yield* commitBatch(provider, cp, v, changes, { minBatchesToRetain: retain })
+            for (const [k, x] of Object.entries(changes)) {
+              if (x === undefined) model.delete(k)
+              else model.set(k, x as number)
+            }
+            states.push(entries(model))
+            yield* provider.maintain()
           }
-          states.push(entries(model))
-          yield* provider.maintain()
-        }
-        for (let v = 30 - retain; v <= 30; v++) {
-          assert.deepStrictEqual(yield* readAll(provider, cp, v), states[v], `version ${v}`)
-        }
-        const s = yield* provider.open(spec(cp, 30 - retain, { minBatchesToRetain: retain }))
-        yield* s.load(["k0", "r27"])
-        assert.strictEqual(s.get("r27"), 1)
-        yield* s.abort()
-        assert.strictEqual((yield* failure(provider.read(id(cp, 5)))).reason, "VersionNotFound")
-        assert.strictEqual((yield* failure(provider.open(spec(cp, 0)))).reason, "VersionNotFound")
-        // The retained state survives a restart too.
-        yield* provider.close()
-        const again = yield* Effect.scoped(Effect.flatMap(h.make(), (p2) => readAll(p2, cp, 30 - retain)))
-        assert.deepStrictEqual(again, states[30 - retain])
-      }))
+          for (let v = 30 - retain; v <= 30; v++) {
+            assert.deepStrictEqual(yield* readAll(provider, cp, v), states[v], `version ${v}`)
+          }
+          const s = yield* provider.open(spec(cp, 30 - retain, { minBatchesToRetain: retain }))
+          yield* s.load(["k0", "r27"])
+          assert.strictEqual(s.get("r27"), 1)
+          yield* s.abort()
+          assert.strictEqual((yield* failure(provider.read(id(cp, 5)))).reason, "VersionNotFound")
+          assert.strictEqual((yield* failure(provider.open(spec(cp, 0)))).reason, "VersionNotFound")
+          // The retained state survives a restart too.
+          yield* provider.close()
+          const again = yield* Effect.scoped(Effect.flatMap(h.make(), (p2) => readAll(p2, cp, 30 - retain)))
+          assert.deepStrictEqual(again, states[30 - retain])
+        })
+    )
 
     it.effect("stores the schema on first open and checks it on restart (Spark's compatibility rules)", () =>
       Effect.gen(function* () {
         const cp = yield* tempCheckpoint()
-        yield* Effect.scoped(Effect.flatMap(h.make(), (p) => commitBatch(p, cp, -1, { a: { count: 1 } }, { operatorId: 3 })))
+        yield* Effect.scoped(
+          Effect.flatMap(h.make(), (p) => commitBatch(p, cp, -1, { a: { count: 1 } }, { operatorId: 3 }))
+        )
         const provider = yield* h.make()
         const open = (schema: StateSchema, checkSchema?: boolean) =>
-          Effect.flatMap(provider.open(spec(cp, 0, { operatorId: 3, schema, checkSchema: checkSchema ?? true })), (s) => s.abort())
+          Effect.flatMap(provider.open(spec(cp, 0, { operatorId: 3, schema, checkSchema: checkSchema ?? true })), (s) =>
+            s.abort()
+          )
 
         const changedType = yield* failure(
           open({ ...wordSchema, valueSchema: T.struct([T.field("count", T.StringType, false)]) })
@@ -325,7 +356,9 @@ export const stateStoreContract = (h: ContractHarness): void => {
         assert.include(changedType.message, "operator 3")
         assert.include(changedType.message, "field 'count' changed type from bigint to string")
 
-        const keyChanged = yield* failure(open({ ...wordSchema, keySchema: T.struct([T.field("word", T.IntegerType)]) }))
+        const keyChanged = yield* failure(
+          open({ ...wordSchema, keySchema: T.struct([T.field("word", T.IntegerType)]) })
+        )
         assert.include(keyChanged.message, "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE")
         assert.include(keyChanged.message, "field 'word' changed type from string to int")
 
@@ -337,7 +370,9 @@ export const stateStoreContract = (h: ContractHarness): void => {
         )
         assert.include(added.message, "added 'extra'")
 
-        const nullable = yield* failure(open({ ...wordSchema, valueSchema: T.struct([T.field("count", T.LongType, true)]) }))
+        const nullable = yield* failure(
+          open({ ...wordSchema, valueSchema: T.struct([T.field("count", T.LongType, true)]) })
+        )
         assert.include(nullable.message, "field 'count' became nullable")
 
         // Compatible: a renamed field (Spark compares positions and types, not names), and
@@ -351,7 +386,8 @@ export const stateStoreContract = (h: ContractHarness): void => {
         // The original still opens: the compatible schemas did not replace the stored one.
         yield* open(wordSchema)
         yield* failure(open({ ...wordSchema, valueSchema: T.struct([T.field("count", T.DoubleType, false)]) }))
-      }))
+      })
+    )
 
     it.effect("metrics: rows total, updated, removed; no-op changes count nothing", () =>
       Effect.gen(function* () {
@@ -383,7 +419,8 @@ export const stateStoreContract = (h: ContractHarness): void => {
         const m3 = yield* commitBatch(provider, cp, 2, {})
         assert.deepStrictEqual([m3.numRowsTotal, m3.numRowsUpdated, m3.numRowsRemoved], [2, 0, 0])
         assert.strictEqual(yield* provider.latestVersion(id(cp, -1)), 3)
-      }))
+      })
+    )
 
     for (const d of h.damage) {
       it.effect(`a damaged file is detected and named: ${d.name}`, () =>
@@ -412,7 +449,8 @@ export const stateStoreContract = (h: ContractHarness): void => {
           )
           assert.strictEqual(err.reason, "Corrupt", err.message)
           assert.include(err.message, damaged)
-        }))
+        })
+      )
     }
 
     it("property: random put/remove sequences across commits, aborts and restarts equal a Map model", async () => {
@@ -423,13 +461,26 @@ export const stateStoreContract = (h: ContractHarness): void => {
         | { readonly _tag: "batch"; readonly ops: ReadonlyArray<Op>; readonly abort: boolean }
         | { readonly _tag: "restart" }
         | { readonly _tag: "maintain" }
-      const key = fc.constantFrom("a", "b", "c", "d", "e", "f", "g", 'q"uote', "tab\tkey", "üñí")
+      // "\u0000" is core/Ordering.ts keyString's null; keys embed it in composite keys too.
+      const keys = ["a", "b", "c", "d", "e", "f", "g", 'q"uote', "tab\tkey", "üñí", "\u0000", "{\u0000,1}", "x\ny"]
+      const key = fc.constantFrom(...keys)
       const op: fc.Arbitrary<Op> = fc.oneof(
-        fc.record({ _tag: fc.constant("put" as const), key, value: fc.oneof(fc.integer(), fc.string(), fc.constant(null)) }),
+        fc.record({
+          _tag: fc.constant("put" as const),
+          key,
+          value: fc.oneof(fc.integer(), fc.string(), fc.constant(null))
+        }),
         fc.record({ _tag: fc.constant("remove" as const), key })
       )
       const step: fc.Arbitrary<Step> = fc.oneof(
-        { weight: 6, arbitrary: fc.record({ _tag: fc.constant("batch" as const), ops: fc.array(op, { maxLength: 12 }), abort: fc.boolean() }) },
+        {
+          weight: 6,
+          arbitrary: fc.record({
+            _tag: fc.constant("batch" as const),
+            ops: fc.array(op, { maxLength: 12 }),
+            abort: fc.boolean()
+          })
+        },
         { weight: 1, arbitrary: fc.constant({ _tag: "restart" as const }) },
         { weight: 1, arbitrary: fc.constant({ _tag: "maintain" as const }) }
       )
@@ -492,7 +543,6 @@ export const stateStoreContract = (h: ContractHarness): void => {
                   assert.deepStrictEqual(yield* readAll(p, cp, v), history[v + 1], `version ${v}`)
                 }
                 const last = yield* p.open(spec(cp, version, { minBatchesToRetain: 2 }))
-                const keys = ["a", "b", "c", "d", "e", "f", "g", 'q"uote', "tab\tkey", "üñí"]
                 yield* last.load(keys)
                 for (const k of keys) assert.deepStrictEqual(last.get(k), model.get(k), k)
                 yield* last.abort()
