@@ -24,8 +24,28 @@ const MICROS: Record<string, number> = {
   hour: 3_600_000_000
 }
 
+/** Abbreviations, matched before a plural "s" is stripped (so "ms" is not read as "m" + "s"). */
+const ABBREVIATIONS: Record<string, string> = {
+  ms: "millisecond",
+  msec: "millisecond",
+  msecs: "millisecond",
+  us: "microsecond",
+  s: "second",
+  sec: "second",
+  secs: "second",
+  m: "minute",
+  min: "minute",
+  mins: "minute",
+  h: "hour",
+  hr: "hour",
+  hrs: "hour",
+  d: "day"
+}
+
 const unitOf = (word: string): string | undefined => {
   const w = word.toLowerCase()
+  const abbreviated = ABBREVIATIONS[w]
+  if (abbreviated !== undefined) return abbreviated
   const base = w.endsWith("s") ? w.slice(0, -1) : w
   switch (base) {
     case "year":

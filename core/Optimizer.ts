@@ -48,6 +48,9 @@ export const isDeterministic = (e: E.Expression): boolean =>
   !E.exists(
     e,
     (x) =>
+      // The batch timestamp changes from micro-batch to micro-batch: a filter on it must stay
+      // above a streaming aggregation (Spark's CurrentBatchTimestamp is Nondeterministic).
+      x._tag === "CurrentTimestamp" ||
       (x._tag === "ScalarFunction" && isNondeterministicFunction(x.name)) ||
       (x._tag === "AggregateFunction" && ORDER_DEPENDENT_AGGREGATES.has(x.name))
   )

@@ -42,3 +42,17 @@ describe("WatermarkTracker (Spark's WatermarkTracker)", () => {
     expect(parsePolicy("median")).toBeUndefined()
   })
 })
+
+describe("duration strings", () => {
+  it("read abbreviations as well as Spark's unit words", async () => {
+    const { parseDurationMs } = await import("../../../core/Durations.ts")
+    expect(parseDurationMs("200 ms")).toBe(200)
+    expect(parseDurationMs("10 s")).toBe(10_000)
+    expect(parseDurationMs("5 us")).toBe(0)
+    expect(parseDurationMs("2 min")).toBe(120_000)
+    expect(parseDurationMs("10 seconds")).toBe(10_000)
+    expect(parseDurationMs("1 month")).toBe(31 * 86_400_000)
+    expect(parseDurationMs("interval 1 hour 30 minutes")).toBe(5_400_000)
+    expect(parseDurationMs("10 parsecs")).toBeUndefined()
+  })
+})

@@ -255,11 +255,9 @@ describe("StreamingAggregationSuite", () => {
         }).pipe(Effect.provide(provider.layer()))
       )
 
-      // KNOWN BUG (core/Optimizer.ts): the filter on `current_timestamp()` is pushed below the
-      // streaming aggregation, so old keys stay in the complete output. Spark replaces
-      // current_timestamp() by the nondeterministic CurrentBatchTimestamp before optimizing a
-      // streaming batch, so the filter stays above the state. Flip to `it.effect` once fixed.
-      it.effect.fails("prune results by current_time, complete mode", () =>
+      // Spark replaces current_timestamp() by the nondeterministic CurrentBatchTimestamp before
+      // optimizing a streaming batch, so the filter stays above the state (core/Optimizer.ts).
+      it.effect("prune results by current_time, complete mode", () =>
         Effect.gen(function* () {
           const dir = yield* tempDir()
           const input = yield* MemoryStream.make(Ints)
