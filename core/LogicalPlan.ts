@@ -348,3 +348,23 @@ export const expressions = (p: LogicalPlan): ReadonlyArray<Expression> => {
       return [p.eventTime]
   }
 }
+
+/** Spark's name of a join type in plan strings (`LeftOuter`, `FullOuter`, …). */
+export const joinTypeName = (t: JoinType): string => {
+  switch (t) {
+    case "inner":
+      return "Inner"
+    case "left_outer":
+      return "LeftOuter"
+    case "right_outer":
+      return "RightOuter"
+    case "full_outer":
+      return "FullOuter"
+    case "left_semi":
+      return "LeftSemi"
+    case "left_anti":
+      return "LeftAnti"
+    case "cross":
+      return "Cross"
+  }
+}

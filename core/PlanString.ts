@@ -229,24 +229,7 @@ const listItem = (e: E.Expression, parsed: boolean): string => {
 const list = (es: ReadonlyArray<E.Expression>, parsed = false): string =>
   `[${es.map((e) => listItem(e, parsed)).join(", ")}]`
 
-const joinTypeName = (t: P.JoinType): string => {
-  switch (t) {
-    case "inner":
-      return "Inner"
-    case "left_outer":
-      return "LeftOuter"
-    case "right_outer":
-      return "RightOuter"
-    case "full_outer":
-      return "FullOuter"
-    case "left_semi":
-      return "LeftSemi"
-    case "left_anti":
-      return "LeftAnti"
-    case "cross":
-      return "Cross"
-  }
-}
+const joinTypeName = P.joinTypeName
 
 /** Whether an operator is resolved (Spark's `LogicalPlan.resolved`): its expressions and children are. */
 export const isPlanResolved = (p: P.LogicalPlan): boolean => {

@@ -11,7 +11,7 @@
 import * as T from "../../core/DataType.ts"
 import type * as E from "../../core/Expression.ts"
 import { formatDate, formatDouble, formatTimestamp } from "../../core/ExpressionName.ts"
-import type { JoinType } from "../../core/LogicalPlan.ts"
+import { joinTypeName } from "../../core/LogicalPlan.ts"
 import * as P from "./SparkPlan.ts"
 
 /**
@@ -170,24 +170,6 @@ const namedString = (e: E.Expression, out: E.AttributeReference | undefined): st
 
 const list = (xs: ReadonlyArray<string>, sep = ", "): string => `[${xs.join(sep)}]`
 
-const joinTypeName = (t: JoinType): string => {
-  switch (t) {
-    case "inner":
-      return "Inner"
-    case "left_outer":
-      return "LeftOuter"
-    case "right_outer":
-      return "RightOuter"
-    case "full_outer":
-      return "FullOuter"
-    case "left_semi":
-      return "LeftSemi"
-    case "left_anti":
-      return "LeftAnti"
-    case "cross":
-      return "Cross"
-  }
-}
 
 const DAY_MS = 86_400_000
 
