@@ -24,16 +24,22 @@
  */
 import { registerConsoleSink } from "./connectors/console/mod.ts"
 import { registerFileFormats } from "./connectors/files/mod.ts"
+import { registerKafkaContinuous } from "./connectors/kafka/KafkaContinuousSource.ts"
+import { registerKafka } from "./connectors/kafka/mod.ts"
 import { registerMemorySink } from "./connectors/memory/mod.ts"
 import { registerNoopSink } from "./connectors/noop/mod.ts"
 import { registerRate } from "./connectors/rate/mod.ts"
+import { registerSocket } from "./connectors/socket/mod.ts"
 
 // One line per connector: each registers its formats under Spark's names.
 registerFileFormats()
 registerRate()
+registerSocket()
 registerConsoleSink()
 registerMemorySink()
 registerNoopSink()
+registerKafka()
+registerKafkaContinuous()
 
 export * from "./core/mod.ts"
 export * from "./structured/mod.ts"

@@ -6,6 +6,8 @@ export default defineConfig({
     exclude: ["test/deno/**", "node_modules/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // Starts the test Kafka broker for runs that include a Kafka test (test/kafka/globalSetup.ts).
+    globalSetup: ["./test/kafka/globalSetup.ts"],
     pool: "forks",
     typecheck: {
       enabled: true,

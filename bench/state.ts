@@ -13,8 +13,13 @@
  * and compaction once half a retention can be folded) and `minBatchesToRetain` 100, Spark's
  * default (`BENCH_STATE_RETAIN` overrides: 10 makes compaction run every 5 batches).
  *
+ * `BENCH_STATE_HOT` (default 0) is the fraction of the 900 updates drawn from the keys the previous
+ * 10 batches changed (a hot set), the rest from all keys.
+ *
  * Configurations (`BENCH_STATE_CONFIGS`, comma-separated):
  * - `duckdb`: the default provider (256 MiB hot-key cache per store).
+ * - `duckdb-lru`: a 16 MiB hot-key cache (about 130 K entries here), so from 1 M keys the state
+ *   does not fit and the cache keeps the most recently used keys; misses read DuckDB.
  * - `duckdb-nocache`: `cacheMaxBytes: 0`, so every load reads DuckDB (the cold-read cost).
  * - `memory`: the file provider (in-memory map + delta files), for comparison (sizes <= 1 M).
  *
@@ -34,7 +39,8 @@ const BATCHES = Number(process.env.BENCH_STATE_BATCHES ?? 50)
 const CHANGED = 1000
 const FILL_BATCH = 500_000
 const RETAIN = Number(process.env.BENCH_STATE_RETAIN ?? 100)
-const CONFIGS = (process.env.BENCH_STATE_CONFIGS ?? "duckdb,duckdb-nocache,memory").split(",")
+const CONFIGS = (process.env.BENCH_STATE_CONFIGS ?? "duckdb,duckdb-lru,duckdb-nocache,memory").split(",")
+const HOT = Number(process.env.BENCH_STATE_HOT ?? 0)
 
 const schema: StateSchema = {
   keySchema: T.struct([T.field("user", T.StringType)]),
@@ -49,6 +55,8 @@ interface Result {
   readonly fillSeconds: number
   readonly commitMs: ReadonlyArray<number>
   readonly loadMs: ReadonlyArray<number>
+  /** Loaded keys found in the hot-key cache, over all batches (DuckDB). */
+  readonly hitRate: number | undefined
   readonly cacheComplete: boolean
   readonly memoryMB: number
 }
@@ -98,12 +106,21 @@ const run = (
       }
       const commitMs: Array<number> = []
       const loadMs: Array<number> = []
+      const recent: Array<ReadonlyArray<string>> = []
+      let hits = 0
+      let lookups = 0
       let cacheComplete = false
       let memoryMB = 0
       for (let b = 0; b < BATCHES; b++) {
         const keys: Array<string> = []
-        for (let i = 0; i < CHANGED - 100; i++) keys.push(keyOf(random() % size))
+        const hot = recent.flat()
+        for (let i = 0; i < CHANGED - 100; i++) {
+          const fromHot = HOT > 0 && hot.length > 0 && random() % 1000 < HOT * 1000
+          keys.push(fromHot ? hot[random() % hot.length] : keyOf(random() % size))
+        }
         for (let i = 0; i < 100; i++) keys.push(keyOf(next++))
+        recent.push(keys)
+        if (recent.length > 10) recent.shift()
         const store = yield* provider.open(spec(version))
         const l0 = performance.now()
         yield* store.load(keys)
@@ -115,10 +132,13 @@ const run = (
         const m = yield* store.commit()
         version++
         commitMs.push(m.commitTimeMs)
+        hits += m.customMetrics.cacheHitCount ?? 0
+        lookups += (m.customMetrics.cacheHitCount ?? 0) + (m.customMetrics.cacheMissCount ?? 0)
         cacheComplete = m.customMetrics.cacheComplete === 1 || config === "memory"
         memoryMB = m.memoryUsedBytes / 1024 / 1024
       }
-      return { config, size, fillSeconds, commitMs, loadMs, cacheComplete, memoryMB }
+      const hitRate = lookups === 0 ? undefined : hits / lookups
+      return { config, size, fillSeconds, commitMs, loadMs, hitRate, cacheComplete, memoryMB }
     })
   )
 
@@ -128,17 +148,20 @@ const report = (r: Result) =>
   console.log(
     `${r.config.padEnd(17)} ${String(r.size).padStart(9)} keys | commit ms median ${fmt(quantile(r.commitMs, 0.5))} p90 ${fmt(
       quantile(r.commitMs, 0.9)
-    )} max ${fmt(Math.max(...r.commitMs))} | load ms median ${fmt(quantile(r.loadMs, 0.5))} | cache ${
+    )} max ${fmt(Math.max(...r.commitMs))} | load ms median ${fmt(quantile(r.loadMs, 0.5))} | hits ${r.hitRate === undefined ? "   -" : `${(100 * r.hitRate).toFixed(0).padStart(3)}%`} | cache ${
       r.cacheComplete ? "complete" : "partial "
     } ${fmt(r.memoryMB)} MB | fill ${r.fillSeconds.toFixed(1)} s`
   )
 
 const program = Effect.gen(function* () {
   console.log(
-    `${BATCHES} batches of ${CHANGED} changed keys (900 updates, 100 new) per state size; minBatchesToRetain ${RETAIN}, background maintenance every 10 commits`
+    `${BATCHES} batches of ${CHANGED} changed keys (900 updates, ${Math.round(HOT * 100)}% of them from the previous 10 batches' keys, 100 new) per state size; minBatchesToRetain ${RETAIN}, background maintenance every 10 commits`
   )
   for (const size of SIZES) {
     if (CONFIGS.includes("duckdb")) report(yield* run("duckdb", size, () => DuckDBStateStoreProvider.make()))
+    if (CONFIGS.includes("duckdb-lru")) {
+      report(yield* run("duckdb, 16 MiB", size, () => DuckDBStateStoreProvider.make({ cacheMaxBytes: 16 * 1024 * 1024 })))
+    }
     if (CONFIGS.includes("duckdb-nocache")) {
       report(yield* run("duckdb, no cache", size, () => DuckDBStateStoreProvider.make({ cacheMaxBytes: 0 })))
     }

@@ -178,6 +178,8 @@ const computeOutput = (p: P.LogicalPlan): ReadonlyArray<E.AttributeReference> =>
     case "DataSourceRelation":
     case "StreamingRelation":
     case "MapElements":
+    case "TransformWithState":
+    case "FlatMapGroupsWithState":
       return p.output
     case "Project":
       return p.projectList.map(toAttribute)
@@ -1068,6 +1070,12 @@ class Analyzer {
       }
       case "Deduplicate":
         return this.resolveDeduplicate(p)
+      case "TransformWithState":
+      case "FlatMapGroupsWithState": {
+        const child = this.resolve(p.child)
+        const initialState = p.initialState === undefined ? undefined : this.resolve(p.initialState)
+        return child === p.child && initialState === p.initialState ? p : { ...p, child, initialState }
+      }
       case "Union":
         return this.resolveUnion(p)
       case "Generate":
@@ -1509,6 +1517,8 @@ class Analyzer {
         case "StreamingRelation":
           return { ...p, output: p.output.map(renew) }
         case "MapElements":
+        case "TransformWithState":
+        case "FlatMapGroupsWithState":
           return { ...p, output: p.output.map(renew) }
         case "Generate":
           return { ...p, generator: rewrite(p.generator), generatorOutput: p.generatorOutput.map(renew) }

@@ -33,6 +33,8 @@ export type LogicalPlan =
   | MapElements
   | EventTimeWatermark
   | SubqueryAlias
+  | TransformWithState
+  | FlatMapGroupsWithState
 
 /** Rows given by the program (`createDataFrame`, a micro-batch's data). */
 export interface LocalRelation {
@@ -213,6 +215,66 @@ export interface SubqueryAlias {
   readonly child: LogicalPlan
 }
 
+/**
+ * `groupByKey(f, keySchema).transformWithState(processor, options)` (Spark's
+ * `TransformWithState`): a user's stateful processor over the rows of each key, with state
+ * variables, timers and TTL (structured/physical/stateful/TransformWithStateExec.ts runs it).
+ * The processor, key function and schemas are opaque here: core only carries them. The optional
+ * `initialState` (a batch plan, applied in the first batch) is the node's second child.
+ */
+export interface TransformWithState {
+  readonly _tag: "TransformWithState"
+  readonly planId: number
+  /** `(row) => key` over the child's external rows. */
+  readonly keyFn: (row: any) => unknown
+  /** The key's Effect Schema (`groupByKey(f, keySchema)`). */
+  readonly keySchema: unknown
+  /** The stateful processor (structured/api/StatefulProcessor.ts). */
+  readonly processor: object
+  readonly timeMode: "None" | "ProcessingTime" | "EventTime"
+  readonly outputMode: "append" | "update"
+  /** The output schema's Spark type; a non-struct schema gives one column named `value`. */
+  readonly schema: StructType
+  readonly wrapValue: boolean
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly child: LogicalPlan
+  /** A batch plan whose rows initialise the state in the first batch. */
+  readonly initialState: LogicalPlan | undefined
+  /** `(row) => key` over the initial state's external rows. */
+  readonly initialStateKeyFn: ((row: any) => unknown) | undefined
+}
+
+/**
+ * `groupByKey(f, keySchema).flatMapGroupsWithState(...)` and `.mapGroupsWithState(...)`
+ * (Spark's `FlatMapGroupsWithState`): the user function called once per key with the key's rows
+ * and its `GroupState`. The key, state and output schemas are structs (a single value is a
+ * struct of one `value` field, as Spark's encoders); the `*IsStruct` flags say whether the
+ * user sees the struct as an object or its single value. `initialState` is a batch plan with
+ * columns `key` and `state`, applied in the first batch only (the node's second child). The
+ * physical operator is in `structured/physical/stateful/FlatMapGroupsWithStateExec.ts`.
+ */
+export interface FlatMapGroupsWithState {
+  readonly _tag: "FlatMapGroupsWithState"
+  readonly planId: number
+  /** The user function; `mapGroupsWithState`'s single result is wrapped into a one-element array. */
+  readonly fn: (key: any, rows: ReadonlyArray<any>, state: any) => Iterable<unknown>
+  /** The grouping function over the external row. */
+  readonly keyFn: (row: any) => unknown
+  readonly keySchema: StructType
+  readonly keyIsStruct: boolean
+  readonly stateSchema: StructType
+  readonly stateIsStruct: boolean
+  readonly outputSchema: StructType
+  readonly outputIsStruct: boolean
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly isMapGroupsWithState: boolean
+  /** The function's output mode (Spark's `FlatMapGroupsWithState.outputMode`). */
+  readonly outputMode: "append" | "update"
+  readonly timeout: "NoTimeout" | "ProcessingTimeTimeout" | "EventTimeTimeout"
+  readonly initialState: LogicalPlan | undefined
+  readonly child: LogicalPlan
+}
+
 let nextPlanId = 1
 
 /** A fresh plan id, unique in this process. */
@@ -229,6 +291,10 @@ export const children = (p: LogicalPlan): ReadonlyArray<LogicalPlan> => {
       return [p.left, p.right]
     case "Union":
       return p.children
+    case "TransformWithState":
+      return p.initialState === undefined ? [p.child] : [p.child, p.initialState]
+    case "FlatMapGroupsWithState":
+      return p.initialState === undefined ? [p.child] : [p.child, p.initialState]
     case "Project":
     case "Filter":
     case "Aggregate":
@@ -261,6 +327,10 @@ export const withChildren = (p: LogicalPlan, next: ReadonlyArray<LogicalPlan>): 
       return { ...p, left: next[0], right: next[1] }
     case "Union":
       return { ...p, children: next }
+    case "TransformWithState":
+      return p.initialState === undefined ? { ...p, child: next[0] } : { ...p, child: next[0], initialState: next[1] }
+    case "FlatMapGroupsWithState":
+      return p.initialState === undefined ? { ...p, child: next[0] } : { ...p, child: next[0], initialState: next[1] }
     case "Project":
     case "Filter":
     case "Aggregate":
@@ -325,6 +395,8 @@ export const expressions = (p: LogicalPlan): ReadonlyArray<Expression> => {
     case "TypedFilter":
     case "MapElements":
     case "SubqueryAlias":
+    case "TransformWithState":
+    case "FlatMapGroupsWithState":
       return []
     case "Project":
       return p.projectList

@@ -532,6 +532,8 @@ const nodeReferences = (p: P.LogicalPlan): Set<number> => {
     case "Distinct":
     case "TypedFilter":
     case "MapElements":
+    case "TransformWithState":
+    case "FlatMapGroupsWithState":
     case "SubqueryAlias":
     case "Union":
       // they need every input column: set semantics, user functions over whole rows
@@ -626,6 +628,8 @@ const columnPruning: Rule = {
         case "Distinct":
         case "TypedFilter":
         case "MapElements":
+        case "TransformWithState":
+        case "FlatMapGroupsWithState":
         case "SubqueryAlias":
           return p
         default: {

@@ -312,6 +312,11 @@ const nodeText = (p: P.LogicalPlan, parsed: boolean): string => {
       return "TypedFilter <function1>"
     case "MapElements":
       return `${p.flat ? "MapPartitions" : "MapElements"} <function1>, ${list(p.output)}`
+    case "FlatMapGroupsWithState":
+      // Spark's FlatMapGroupsWithState node string: function, modes, whether map-only, timeout
+      return `FlatMapGroupsWithState <function3>, ${p.outputMode === "append" ? "Append" : "Update"}, ${p.isMapGroupsWithState}, ${p.timeout}, ${p.initialState !== undefined}, ${list(p.output)}`
+    case "TransformWithState":
+      return `TransformWithState <function1>, ${p.timeMode}, ${p.outputMode === "append" ? "Append" : "Update"}, ${list(p.output)}`
     case "EventTimeWatermark":
       return `EventTimeWatermark ${attributeSimpleString(p.eventTime)}, ${intervalString(p.delayMs)}`
     case "SubqueryAlias":

@@ -1,7 +1,7 @@
 /**
- * The streaming contracts between the engine and connectors: micro-batch sources, sinks, read
- * limits, output modes, and the registry that names them (`readStream.format("rate")`,
- * `writeStream.format("console")`).
+ * The streaming contracts between the engine and connectors: micro-batch sources, continuous
+ * sources and writes (`Trigger.Continuous`), sinks, read limits, output modes, and the registry
+ * that names them (`readStream.format("rate")`, `writeStream.format("console")`).
  *
  * Offsets are JSON values. The engine writes `JSON.stringify(offset)` as the source's line of
  * the offset log and gives the parsed value back on restart, so a source must produce the same
@@ -69,6 +69,64 @@ export interface MicroBatchSource {
   readonly awaitData?: () => Effect.Effect<void>
   /** Releases what the source holds (connections, files). */
   readonly stop: () => Effect.Effect<void>
+  /**
+   * In-process sources that serve both engines from one object (`MemoryStream`): the same data
+   * read continuously (Spark's `ContinuousMemoryStream`). Connectors give `SourceFormat.continuous`
+   * instead.
+   */
+  readonly asContinuous?: () => ContinuousSource
+}
+
+// ---------------------------------------------------------------------------------------------
+// Continuous processing (Spark's `ContinuousStream`, `ContinuousPartitionReader`)
+// ---------------------------------------------------------------------------------------------
+
+/** The position of one partition of a continuous source (Spark's `PartitionOffset`): a JSON value. */
+export type PartitionOffset = unknown
+
+/**
+ * One partition of a continuous source, read by one long-running task. Reading is two calls so
+ * that a task never blocks while holding rows: `poll` hands over what is there now (a plain
+ * synchronous call, never an Effect per row) and `awaitData` waits until there may be more.
+ */
+export interface ContinuousPartitionReader {
+  /**
+   * The rows available at `nowMs` (the clock's time), at most `max`, in order; the reader's
+   * position moves past them. An empty array when nothing is due.
+   */
+  readonly poll: (nowMs: number, max: number) => ReadonlyArray<InternalRow>
+  /** The position after the last row `poll` returned (Spark's `ContinuousPartitionReader.getOffset`). */
+  readonly offset: () => PartitionOffset
+  /**
+   * Resolves when `poll` may return rows (data arrived, or the next row falls due on the clock).
+   * It captures its signal when called, so data that arrives before the effect runs is not missed.
+   */
+  readonly awaitData: (nowMs: number) => Effect.Effect<void>
+  readonly close: () => Effect.Effect<void>
+}
+
+/**
+ * A source that can be read continuously (Spark's `ContinuousStream`): one reader per partition,
+ * each pushing its records to the query as they arrive. The engine asks every partition for its
+ * position at each epoch marker, merges them into one offset per source (`mergeOffsets`) and
+ * writes that to the offset log; a restart decodes the last committed one (`decodeOffset`) and
+ * gives it to `createReaders`.
+ */
+export interface ContinuousSource {
+  /** What progress reports as `sources[].description`. */
+  readonly description: string
+  readonly schema: StructType
+  /** Where a query without a checkpoint starts (Spark's `initialOffset`). */
+  readonly initialOffset: () => Effect.Effect<Offset, ConnectorError>
+  /** One reader per partition, each starting after `start` (Spark's `planInputPartitions` + `createReader`). */
+  readonly createReaders: (start: Offset) => Effect.Effect<ReadonlyArray<ContinuousPartitionReader>, ConnectorError>
+  /** One offset from every partition's position, in partition order (Spark's `mergeOffsets`). */
+  readonly mergeOffsets: (offsets: ReadonlyArray<PartitionOffset>) => Offset
+  /** Validates an offset read back from the offset log (Spark's `deserializeOffset`). */
+  readonly decodeOffset: (json: unknown) => Effect.Effect<Offset, ConnectorError>
+  /** Everything up to `end` is committed. */
+  readonly commit: (end: Offset) => Effect.Effect<void, ConnectorError>
+  readonly stop: () => Effect.Effect<void>
 }
 
 /** What a source connector gets when a query starts. */
@@ -88,9 +146,20 @@ export interface SourceFormat {
    * The schema rows will have, from the user's schema and the options; checked when `load()`
    * is called (so `df.columns` is known) and again at `start()`.
    */
-  readonly schema: (userSchema: StructType | undefined, options: Options) => StructType | AnalysisError
+  readonly schema: (
+    userSchema: StructType | undefined,
+    options: Options,
+    /** The session's conf (Spark's `spark.sql.streaming.schemaInference` and the like). */
+    conf?: ReadonlyMap<string, string>
+  ) => StructType | AnalysisError
   /** Creates the source when a query starts; invalid options fail here with a clear error. */
   readonly create: (ctx: SourceContext) => Effect.Effect<MicroBatchSource, AnalysisError | ConnectorError>
+  /**
+   * Creates the source for `Trigger.Continuous` (Spark's `CONTINUOUS_READ` capability). Formats
+   * without it fail such a query at `start()` with "Data source <name> does not support
+   * continuous processing."
+   */
+  readonly continuous?: (ctx: SourceContext) => Effect.Effect<ContinuousSource, AnalysisError | ConnectorError>
 }
 
 /** One micro-batch handed to a sink. */
@@ -110,6 +179,29 @@ export interface Sink {
   readonly description: string
   readonly addBatch: (batch: SinkBatch) => Effect.Effect<void, ConnectorError>
   readonly stop: () => Effect.Effect<void>
+  /**
+   * Record-at-a-time writes for `Trigger.Continuous` (Spark's `StreamingWrite`). A sink without
+   * it still runs continuously: its rows are gathered per epoch and handed to `addBatch` with
+   * the epoch as batch id when the epoch commits (what Spark's memory and console sinks do).
+   */
+  readonly continuousWrite?: ContinuousWrite
+}
+
+/** Writes one partition's rows of one epoch as they arrive (Spark's `DataWriter`). */
+export interface ContinuousDataWriter {
+  /** A few rows, just processed; called many times per epoch. */
+  readonly write: (rows: ReadonlyArray<InternalRow>) => Effect.Effect<void, ConnectorError>
+  /** The partition reached the epoch's end: returns the message `ContinuousWrite.commit` gets. */
+  readonly commit: () => Effect.Effect<unknown, ConnectorError>
+  /** The task failed or the query stopped before the epoch ended. */
+  readonly abort: (cause: unknown) => Effect.Effect<void>
+}
+
+/** A sink's continuous writes (Spark's `StreamingWrite` with its `StreamingDataWriterFactory`). */
+export interface ContinuousWrite {
+  readonly createWriter: (partitionId: number, epochId: number) => Effect.Effect<ContinuousDataWriter, ConnectorError>
+  /** Every partition committed `epochId` (messages in partition order); called once per epoch, in order. */
+  readonly commit: (epochId: number, messages: ReadonlyArray<unknown>) => Effect.Effect<void, ConnectorError>
 }
 
 /** Session tables a sink may fill (the memory sink). */

@@ -27,7 +27,7 @@
  * it is checked as a `Deduplicate` over every column (not as Spark's SQL `DISTINCT` aggregate).
  *
  * Operators Spark checks that tributary has no plan node for yet (and so are not checked here):
- * `[flat]MapGroupsWithState`, `applyInPandasWithState`, `transformWithState`, `cogroup`,
+ * `applyInPandasWithState`, `transformWithState`, `cogroup`,
  * `except`, `intersect`, grouping sets (`cube`/`rollup`), `sample`, `offset`, non-time windows
  * (`over`), commands.
  *
@@ -497,6 +497,10 @@ const isStatefulOperation = (p: P.LogicalPlan): boolean => {
   switch (p._tag) {
     case "Aggregate":
       return P.isStreaming(p)
+    case "TransformWithState":
+      return P.isStreaming(p.child)
+    case "FlatMapGroupsWithState":
+      return P.isStreaming(p)
     case "Join":
       return P.isStreaming(p.left) && P.isStreaming(p.right)
     case "Deduplicate":
@@ -542,7 +546,11 @@ export const checkStreamingQueryGlobalWatermarkLimit = (
   conf: StreamingCheckConf = {}
 ): AnalysisError | undefined => {
   if (conf.statefulOperatorCheckCorrectness === false) return undefined
-  const cannotBeFollowed = (p: P.LogicalPlan): boolean => isStreamingAggregate(p) && outputMode !== "append"
+  // Spark's `ifCannotBeFollowedByStatefulOperation`: also a streaming [flat]MapGroupsWithState
+  // with an event-time timeout (its output carries no watermark guarantee)
+  const cannotBeFollowed = (p: P.LogicalPlan): boolean =>
+    (isStreamingAggregate(p) && outputMode !== "append") ||
+    (p._tag === "FlatMapGroupsWithState" && P.isStreaming(p) && p.timeout === "EventTimeTimeout")
   let found = false
   P.foreach(plan, (p) => {
     if (!found && isStatefulOperation(p) && existsBelow(p, cannotBeFollowed)) found = true
@@ -550,9 +558,87 @@ export const checkStreamingQueryGlobalWatermarkLimit = (
   return found ? unsupported(CORRECTNESS_MESSAGE) : undefined
 }
 
+/**
+ * Spark's rules for a streaming `[flat]MapGroupsWithState` (`checkForStreaming`): a batch initial
+ * state; `mapGroupsWithState` only in Update mode; `flatMapGroupsWithState` without aggregation
+ * in the query's own output mode, with aggregation only in Append mode; an event-time timeout
+ * only with a watermark on the input.
+ */
+const checkGroupsWithState = (
+  p: P.FlatMapGroupsWithState,
+  mode: OutputMode,
+  hasStreamingAggregates: boolean
+): AnalysisError | undefined => {
+  if (!P.isStreaming(p)) return undefined
+  if (p.initialState !== undefined && P.isStreaming(p.initialState)) {
+    // Spark's message says "Non-streaming", though it refuses a streaming initial state
+    return unsupported(
+      "Non-streaming DataFrame/Dataset is not supported as the initial state in [flatMap|map]GroupsWithState operation on a streaming DataFrame/Dataset"
+    )
+  }
+  if (p.isMapGroupsWithState) {
+    if (mode !== "update") {
+      return unsupported(
+        `mapGroupsWithState is not supported with ${modeName(mode)} output mode on a streaming DataFrame/Dataset`
+      )
+    }
+  } else if (!hasStreamingAggregates) {
+    if (p.outputMode !== mode) {
+      return unsupported(
+        `flatMapGroupsWithState in ${p.outputMode} mode is not supported with ${modeName(mode)} output mode on a streaming DataFrame/Dataset`
+      )
+    }
+  } else if (p.outputMode === "update") {
+    return unsupported(
+      "flatMapGroupsWithState in update mode is not supported with aggregation on a streaming DataFrame/Dataset"
+    )
+  }
+  if (p.timeout === "EventTimeTimeout" && !output(p.child).some(hasDelay)) {
+    return watermarkRequired(
+      "Watermark must be specified in the query using '[Dataset/DataFrame].withWatermark()' for using event-time timeout in a [map|flatMap]GroupsWithState. Event-time timeout not supported without watermark."
+    )
+  }
+  return undefined
+}
+
+/**
+ * Spark's counts of `[flat]MapGroupsWithState` in a streaming plan: at most one
+ * `mapGroupsWithState`, never mixed with `flatMapGroupsWithState`, and several
+ * `flatMapGroupsWithState` only when all of them and the query are in Append mode.
+ */
+const checkGroupsWithStateCount = (plan: P.LogicalPlan, outputMode: OutputMode): AnalysisError | undefined => {
+  const all = collectPlans(
+    plan,
+    (p): p is P.FlatMapGroupsWithState => p._tag === "FlatMapGroupsWithState" && P.isStreaming(p)
+  )
+  const maps = all.filter((p) => p.isMapGroupsWithState)
+  const flatMaps = all.filter((p) => !p.isMapGroupsWithState)
+  if (maps.length >= 2) {
+    return unsupported("Multiple mapGroupsWithStates are not supported on a streaming DataFrames/Datasets")
+  }
+  if (maps.length > 0 && flatMaps.length > 0) {
+    return unsupported(
+      "Mixing mapGroupsWithStates and flatMapGroupsWithStates are not supported on a streaming DataFrames/Datasets"
+    )
+  }
+  if (flatMaps.length >= 2 && (outputMode !== "append" || flatMaps.some((p) => p.outputMode !== "append"))) {
+    return unsupported(
+      "Multiple flatMapGroupsWithStates are not supported when they are not all in append mode or the output mode is not append on a streaming DataFrames/Datasets"
+    )
+  }
+  return undefined
+}
+
 /** The per-operator rules of Spark's `checkForStreaming` (its `foreachUp` match). */
-const checkOperator = (p: P.LogicalPlan, mode: OutputMode, completeAggregation: boolean): AnalysisError | undefined => {
+const checkOperator = (
+  p: P.LogicalPlan,
+  mode: OutputMode,
+  completeAggregation: boolean,
+  hasStreamingAggregates = false
+): AnalysisError | undefined => {
   switch (p._tag) {
+    case "FlatMapGroupsWithState":
+      return checkGroupsWithState(p, mode, hasStreamingAggregates)
     case "Aggregate": {
       if (!P.isStreaming(p.child)) return undefined
       const distinct = p.aggregateExpressions.some((e) =>
@@ -608,7 +694,33 @@ const checkOperator = (p: P.LogicalPlan, mode: OutputMode, completeAggregation: 
     case "EventTimeWatermark":
     case "SubqueryAlias":
       return undefined
+    case "TransformWithState":
+      return checkTransformWithState(p)
   }
+}
+
+/**
+ * Spark's rules for `transformWithState` on a stream: the initial state must be a batch
+ * DataFrame (as for `[flatMap|map]GroupsWithState`), and `TimeMode.EventTime` timers fire on the
+ * watermark, so the input needs one (Spark fails the batch with `missingTimeValues` otherwise).
+ */
+const checkTransformWithState = (p: P.TransformWithState): AnalysisError | undefined => {
+  if (!P.isStreaming(p.child)) return undefined
+  if (p.initialState !== undefined && P.isStreaming(p.initialState)) {
+    return unsupported(
+      "Non-streaming DataFrame/Dataset is not supported as the initial state in transformWithState operation on a streaming DataFrame/Dataset"
+    )
+  }
+  let watermarked = false
+  P.foreach(p.child, (c) => {
+    if (c._tag === "EventTimeWatermark") watermarked = true
+  })
+  if (p.timeMode === "EventTime" && !watermarked) {
+    return watermarkRequired(
+      "Watermark must be specified in the query using '[Dataset/DataFrame].withWatermark()' for using TimeMode.EventTime in transformWithState."
+    )
+  }
+  return undefined
 }
 
 /**
@@ -638,6 +750,8 @@ export const checkForStreaming = (
   if (!P.isStreaming(plan)) {
     return unsupported("Queries without streaming sources cannot be executed with writeStream.start()")
   }
+  const groupsWithState = checkGroupsWithStateCount(plan, outputMode)
+  if (groupsWithState !== undefined) return groupsWithState
   const aggregates = collectPlans(plan, isStreamingAggregate)
   const mode = modeName(outputMode)
   if (aggregates.length > 0) {
@@ -658,7 +772,10 @@ export const checkForStreaming = (
     )
   }
   const completeAggregation = outputMode === "complete"
-  const err = firstUp(plan, (p) => checkOperator(p, outputMode, completeAggregation) ?? checkUnsupportedExpressions(p))
+  const err = firstUp(
+    plan,
+    (p) => checkOperator(p, outputMode, completeAggregation, aggregates.length > 0) ?? checkUnsupportedExpressions(p)
+  )
   if (err !== undefined) return err
   return checkStreamingQueryGlobalWatermarkLimit(plan, outputMode, conf)
 }
@@ -682,6 +799,10 @@ export const checkForBatch = (plan: P.LogicalPlan): AnalysisError | undefined =>
     if (p._tag === "Deduplicate" && p.withinWatermark) {
       return unsupported("dropDuplicatesWithinWatermark is not supported with batch DataFrames/DataSets")
     }
+    if (p._tag === "TransformWithState" && p.timeMode === "EventTime") {
+      // A batch query has no watermark for event-time timers (Spark fails it in validateTimeMode).
+      return unsupported("transformWithState in TimeMode.EventTime needs a watermark, which batch queries do not have")
+    }
     return undefined
   })
 
@@ -690,12 +811,24 @@ export const checkForBatch = (plan: P.LogicalPlan): AnalysisError | undefined =>
 // ---------------------------------------------------------------------------------------------
 
 /**
+ * Streaming file formats: Spark reads them through its V1 `FileStreamSource`, whose plan node
+ * stays a `StreamingRelation` that continuous processing refuses.
+ */
+const V1_STREAMING_FORMATS: ReadonlySet<string> = new Set(["json", "csv", "text", "parquet", "orc"])
+
+/**
  * The operator name Spark reports for a plan node continuous processing cannot run, or
  * `undefined` when it can (Spark's allow-list: projections, filters, typed map/filter, aliases and
  * the streaming source). Names are those of the node Spark's analyzed plan has in its place.
+ *
+ * Beyond Spark's list, tributary also runs `explode` (a `Generate` with an `Explode` generator)
+ * and a `Union` of streams continuously: both are per-row work with no state, which its
+ * continuous engine runs in the source partition's task.
  */
 const continuousUnsupportedName = (p: P.LogicalPlan): string | undefined => {
   switch (p._tag) {
+    case "FlatMapGroupsWithState":
+      return "FlatMapGroupsWithState"
     case "Project":
     case "Filter":
     case "TypedFilter":
@@ -705,8 +838,9 @@ const continuousUnsupportedName = (p: P.LogicalPlan): string | undefined => {
     case "WithColumns":
     case "WithColumnsRenamed":
     case "Drop":
-    case "StreamingRelation":
       return undefined
+    case "StreamingRelation":
+      return V1_STREAMING_FORMATS.has(p.format.toLowerCase()) ? "StreamingRelation" : undefined
     case "LocalRelation":
       // a streaming LocalRelation stands for a source (Spark's StreamingRelationV2)
       return p.isStreaming ? undefined : "LocalRelation"
@@ -715,7 +849,7 @@ const continuousUnsupportedName = (p: P.LogicalPlan): string | undefined => {
     case "Generate":
       // Spark's TimeWindowing: a tumbling window is a Project over a Filter, a sliding one an Expand
       if (p.generator._tag === "TimeWindow") return p.generator.windowMs === p.generator.slideMs ? undefined : "Expand"
-      return "Generate"
+      return p.generator._tag === "Explode" ? undefined : "Generate"
     case "Aggregate":
       return "Aggregate"
     case "Join":
@@ -731,9 +865,12 @@ const continuousUnsupportedName = (p: P.LogicalPlan): string | undefined => {
     case "Deduplicate":
       return p.withinWatermark ? "DeduplicateWithinWatermark" : "Deduplicate"
     case "Union":
-      return "Union"
+      // a union with a batch side already failed the streaming checks
+      return undefined
     case "EventTimeWatermark":
       return "EventTimeWatermark"
+    case "TransformWithState":
+      return "TransformWithState"
   }
 }
 
@@ -748,7 +885,8 @@ const usesCurrentTime = (e: E.Expression): boolean =>
 
 /**
  * Spark's `UnsupportedOperationChecker.checkForContinuous`: the streaming checks, then only
- * map-like operators (`select`, `filter`, `map`, `flatMap`, a tumbling `window` column) and no
+ * map-like operators (`select`, `filter`, `map`, `flatMap`, a tumbling `window` column, and here
+ * also `explode` and a union of streams) over sources Spark reads through its V2 API, and no
  * current time (`current_timestamp()`, `current_date()`), since a continuous query has no batches
  * to take a timestamp from.
  *

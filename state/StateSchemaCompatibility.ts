@@ -208,5 +208,48 @@ export const checkCompatibility = (
         `To run it anyway, set spark.sql.streaming.stateStore.stateSchemaCheck to false (results may then be wrong).`
     })
   }
+  if (proposed.valueSchemaEvolution === true) {
+    const keyError = check("key", stored.keySchema, proposed.keySchema)
+    if (keyError !== undefined) return keyError
+    const why = evolutionIncompatibility(stored.valueSchema, proposed.valueSchema)
+    if (why === undefined) return undefined
+    return new StateStoreError({
+      reason: "SchemaIncompatible",
+      operatorId: id.operatorId,
+      path: id.path,
+      message:
+        `[STATE_STORE_INVALID_VALUE_SCHEMA_EVOLUTION] Schema evolution is not possible for ${describeStore(id)}: ${why}. ` +
+        `Existing value_schema=${T.simpleString(stored.valueSchema)}, new value_schema=${T.simpleString(proposed.valueSchema)}. ` +
+        `A stored value keeps its fields by name: fields may be added if they are nullable (optional) and removed, but not change type. ` +
+        `Restore the previous schema or start from a new checkpoint.`
+    })
+  }
   return check("key", stored.keySchema, proposed.keySchema) ?? check("value", stored.valueSchema, proposed.valueSchema)
+}
+
+/**
+ * The schema evolution Spark allows for `transformWithState` state stored by field name (its
+ * Avro encoding): top-level fields are matched by name; a field both schemas have must keep a
+ * compatible type (`incompatibility`), a new field must be nullable (old values lack it), and a
+ * removed field is dropped when old values are read. `undefined` when `proposed` may read what
+ * `stored` wrote.
+ *
+ * @since 0.1.0
+ */
+export const evolutionIncompatibility = (stored: T.StructType, proposed: T.StructType): string | undefined => {
+  const byName = new Map(stored.fields.map((f) => [f.name, f]))
+  for (const pf of proposed.fields) {
+    const sf = byName.get(pf.name)
+    if (sf === undefined) {
+      if (!pf.nullable) return `field '${pf.name}' was added as non-nullable; values stored before have no value for it`
+      continue
+    }
+    if (pf.nullable && !sf.nullable) {
+      // Widening nullability is harmless for values stored by name (Spark's Avro evolution).
+      continue
+    }
+    const inner = incompatibility(sf.dataType, pf.dataType, pf.name)
+    if (inner !== undefined) return inner
+  }
+  return undefined
 }

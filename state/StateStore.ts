@@ -106,6 +106,12 @@ export interface StateStoreMetrics {
 export interface StateSchema {
   readonly keySchema: StructType
   readonly valueSchema: StructType
+  /**
+   * The values are stored by field name (`transformWithState` state variables, Spark's Avro
+   * encoding): a value schema may then evolve, gaining nullable fields or losing fields
+   * (`StateSchemaCompatibility.evolutionIncompatibility`). Not stored; the opener says it.
+   */
+  readonly valueSchemaEvolution?: boolean | undefined
 }
 
 /**

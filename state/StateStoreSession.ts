@@ -127,17 +127,35 @@ export const makeSession = (view: CommittedView): StateStore => {
       if (finished) return Effect.fail(finishedError(view, "commit"))
       return Effect.gen(function* () {
         const t0 = yield* Clock.currentTimeNanos
-        // Metrics need each changed key's committed existence; read the unknown ones in one go.
+        // Each changed key's committed value, looked up once (metrics and what to persist need
+        // it); the keys not in memory are read in one go.
+        const n = changes.size
+        const keys = new Array<string>(n)
+        const values = new Array<string | null>(n)
+        const befores = new Array<string | undefined | typeof NOT_LOADED>(n)
         const unknown: Array<string> = []
-        for (const k of changes.keys()) if (committed(k) === NOT_LOADED) unknown.push(k)
-        if (unknown.length > 0) yield* view.load(unknown)
+        let i = 0
+        changes.forEach((v, k) => {
+          const before = committed(k)
+          keys[i] = k
+          values[i] = v
+          befores[i] = before
+          if (before === NOT_LOADED) unknown.push(k)
+          i++
+        })
+        if (unknown.length > 0) {
+          yield* view.load(unknown)
+          for (let j = 0; j < n; j++) if (befores[j] === NOT_LOADED) befores[j] = committed(keys[j])
+        }
         let numRows = view.numRows
         let numChars = view.numChars
         let updated = 0
         let removed = 0
         const persist: Array<readonly [string, string | null]> = []
-        for (const [k, v] of changes) {
-          const before = committed(k)
+        for (let j = 0; j < n; j++) {
+          const k = keys[j]
+          const v = values[j]
+          const before = befores[j]
           if (before === NOT_LOADED) {
             return yield* new StateStoreError({
               reason: "CommitFailed",

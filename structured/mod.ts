@@ -6,8 +6,37 @@
 export { DataFrame, type MapRow } from "./api/DataFrame.ts"
 export { DataFrameReader, type SchemaInput } from "./api/DataFrameReader.ts"
 export { GroupedData } from "./api/GroupedData.ts"
+export {
+  type ExpiredTimerInfo,
+  type InitialStateSource,
+  type ListState,
+  type MapState,
+  StatefulProcessor,
+  type StatefulProcessorHandle,
+  type StatefulProcessorLike,
+  TimeMode,
+  type TimerValues,
+  TTLConfig,
+  type TransformWithStateOptions,
+  transformWithState,
+  type ValueState
+} from "./api/StatefulProcessor.ts"
+export {
+  type GroupState,
+  GroupStateError,
+  GroupStateImpl,
+  GroupStateTimeout,
+  TestGroupState
+} from "./api/GroupState.ts"
+export {
+  type FlatMapGroupsWithStateOptions,
+  KeyValueGroupedDataset,
+  type KeyRow,
+  type MapGroupsWithStateOptions
+} from "./api/KeyValueGroupedDataset.ts"
 export type { ColumnName, ColumnPath, ColumnRef, JoinHow, Row, SelectRow } from "./api/RowTypes.ts"
-export { type RuntimeConfig, Session, type SessionOptions, type SessionShape } from "./api/Session.ts"
+export { type OpenSession, type RuntimeConfig, Session, type SessionOptions, type SessionShape } from "./api/Session.ts"
+export { JUPYTER_DISPLAY, type MimeBundle } from "./api/Display.ts"
 export { DataStreamReader } from "./api/DataStreamReader.ts"
 export { DataStreamWriter, type ForeachWriter } from "./api/DataStreamWriter.ts"
 export { MemoryStream } from "./api/MemoryStream.ts"

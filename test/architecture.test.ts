@@ -33,8 +33,8 @@ type LibraryArea = (typeof LIBRARY_AREAS)[number]
 /** Folders that may import anything (still subject to the extension and built-in rules). */
 const FREE_AREAS = ["test", "examples", "bench"] as const
 
-/** Composition roots: wire the built-in connectors into the session. */
-const COMPOSITION_ROOTS = new Set(["mod.ts", "dstream/mod.ts"])
+/** Composition roots: wire the built-in connectors into the session (the CLI is one too). */
+const COMPOSITION_ROOTS = new Set(["mod.ts", "dstream/mod.ts", "bin/tributary.ts"])
 
 /** npm packages each library folder may import. */
 const PACKAGES: Record<LibraryArea, ReadonlySet<string>> = {
@@ -86,7 +86,7 @@ const NODE_BUILTINS = new Set([
   "node:readline/promises"
 ])
 
-/** Built-ins allowed only under `test/` (crash tests spawn real child processes). */
+/** Built-ins allowed only under `test/` and `bench/` (crash tests and the Kafka benchmark spawn real child processes). */
 const TEST_ONLY_BUILTINS = new Set(["node:child_process"])
 
 /** Node built-in module names, to catch a built-in imported without the `node:` prefix. */
@@ -221,7 +221,7 @@ const checkImport = (file: string, ref: ImportRef): ReadonlyArray<string> => {
   if (spec.startsWith("node:")) {
     if (!NODE_BUILTINS.has(spec)) {
       out.push(`${at}: only these node: built-ins (supported by Deno) are allowed: ${[...NODE_BUILTINS].join(", ")}`)
-    } else if (TEST_ONLY_BUILTINS.has(spec) && area !== "test") {
+    } else if (TEST_ONLY_BUILTINS.has(spec) && area !== "test" && area !== "bench") {
       out.push(`${at}: ${spec} is allowed only in tests`)
     } else if (!free && area === "core") {
       out.push(`${at}: core/ may import only effect and core/ files, no node: built-ins`)

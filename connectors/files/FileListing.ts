@@ -10,7 +10,9 @@
  *   unless `recursiveFileLookup` is set (which also turns partition discovery off);
  * - with `key=value` directories the files of those leaf directories are read, each with its
  *   partition values (see `PartitionDiscovery.ts`); `basePath` says where discovery stops;
- * - `pathGlobFilter` keeps only the files whose name matches a glob.
+ * - `pathGlobFilter` keeps only the files whose name matches a glob;
+ * - a single directory written by the streaming file sink (it holds `_spark_metadata`) reads the
+ *   files its metadata log lists, not what the directory holds (Spark's `MetadataLogFileIndex`).
  *
  * Files are returned sorted by path, so reads are deterministic (Spark orders them by size for
  * its tasks, which no query may rely on).
@@ -18,14 +20,15 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import * as fs from "node:fs"
 import type { Stats } from "node:fs"
-import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import type * as T from "../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import { type Options, option } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import { OptionReader, invalidOption, parseOptions } from "./FileSourceOptions.ts"
+import { fromUrlPath, hasSinkMetadata, sinkLogFiles } from "./FileStreamLog.ts"
 import { discoverPartitions } from "./PartitionDiscovery.ts"
 
 /** One file to read, with the values of the partition columns of its directory. */
@@ -33,6 +36,8 @@ export interface InputFile {
   /** Absolute local path. */
   readonly path: string
   readonly size: number
+  /** Last modification, epoch milliseconds (the file source orders new files by it). */
+  readonly modificationTime: number
   /** Values of `FileIndex.partitionSchema`'s columns (empty when there are none). */
   readonly partitionValues: InternalRow
 }
@@ -175,11 +180,15 @@ interface Root {
   readonly path: string
   readonly isDir: boolean
   readonly size: number
+  readonly mtime: number
 }
 
+// Listing is synchronous (inside Effect.try): a streaming file source resolves its schema and
+// partition columns when `readStream...load()` is called, which is synchronous, and local
+// directory listings are short.
 const statOrUndefined = (connector: string, p: string): Effect.Effect<Stats | undefined, ConnectorError> =>
-  Effect.tryPromise({
-    try: () => fs.stat(p),
+  Effect.try({
+    try: () => fs.statSync(p),
     catch: (e) => e
   }).pipe(
     Effect.catch((e) =>
@@ -190,8 +199,8 @@ const statOrUndefined = (connector: string, p: string): Effect.Effect<Stats | un
   )
 
 const readDir = (connector: string, dir: string): Effect.Effect<ReadonlyArray<string>, ConnectorError> =>
-  Effect.tryPromise({
-    try: async () => (await fs.readdir(dir)).sort(),
+  Effect.try({
+    try: () => fs.readdirSync(dir).sort(),
     catch: (e) => e
   }).pipe(
     Effect.catch((e) =>
@@ -237,6 +246,7 @@ interface Listed {
   readonly path: string
   readonly dir: string
   readonly size: number
+  readonly mtime: number
 }
 
 /** All data files below a directory (recursively), skipping hidden names. */
@@ -248,7 +258,7 @@ const listRecursively = (connector: string, dir: string, out: Array<Listed>): Ef
       const st = yield* statOrUndefined(connector, p)
       if (st === undefined) continue
       if (st.isDirectory()) yield* listRecursively(connector, p, out)
-      else out.push({ path: p, dir, size: st.size })
+      else out.push({ path: p, dir, size: st.size, mtime: Math.floor(st.mtimeMs) })
     }
   })
 
@@ -286,16 +296,25 @@ export const listFiles = (
       for (const m of matches) {
         const st = yield* statOrUndefined(connector, m)
         if (st === undefined) return yield* Effect.fail(pathNotFound(m))
-        roots.push({ path: m, isDir: st.isDirectory(), size: st.size })
+        roots.push({ path: m, isDir: st.isDirectory(), size: st.size, mtime: Math.floor(st.mtimeMs) })
       }
     }
 
     // every data file under the roots; a root file is filtered by its own name too
     const all: Array<Listed> = []
-    for (const root of roots) {
-      if (root.isDir) yield* listRecursively(connector, root.path, all)
-      else if (!isHiddenName(nodePath.basename(root.path))) {
-        all.push({ path: root.path, dir: nodePath.dirname(root.path), size: root.size })
+    if (allPaths.length === 1 && roots.length === 1 && !isGlobPath(allPaths[0]) && hasSinkMetadata(roots[0].path)) {
+      // Spark's `MetadataLogFileIndex`: a folder written by the streaming file sink holds
+      // exactly the files its `_spark_metadata` log lists (files of failed batches are not data)
+      for (const s of yield* sinkLogFiles(roots[0].path, connector)) {
+        const p = fromUrlPath(s.path)
+        all.push({ path: p, dir: nodePath.dirname(p), size: s.size, mtime: s.modificationTime })
+      }
+    } else {
+      for (const root of roots) {
+        if (root.isDir) yield* listRecursively(connector, root.path, all)
+        else if (!isHiddenName(nodePath.basename(root.path))) {
+          all.push({ path: root.path, dir: nodePath.dirname(root.path), size: root.size, mtime: root.mtime })
+        }
       }
     }
     const matching =
@@ -308,7 +327,7 @@ export const listFiles = (
 
     if (opts.recursive) {
       return finish(
-        matching.map((f) => ({ path: f.path, size: f.size, partitionValues: [] })),
+        matching.map((f) => ({ path: f.path, size: f.size, modificationTime: f.mtime, partitionValues: [] })),
         noPartitions
       )
     }
@@ -351,14 +370,16 @@ export const listFiles = (
       return finish(
         matching
           .filter((f) => rootFiles.has(f.path) || rootDirs.has(f.dir))
-          .map((f) => ({ path: f.path, size: f.size, partitionValues: [] })),
+          .map((f) => ({ path: f.path, size: f.size, modificationTime: f.mtime, partitionValues: [] })),
         noPartitions
       )
     }
     const files: Array<InputFile> = []
     for (const f of matching) {
       const values = spec.values.get(f.dir)
-      if (values !== undefined) files.push({ path: f.path, size: f.size, partitionValues: values })
+      if (values !== undefined) {
+        files.push({ path: f.path, size: f.size, modificationTime: f.mtime, partitionValues: values })
+      }
     }
     return finish(files, spec.schema)
   })

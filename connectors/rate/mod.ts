@@ -11,9 +11,10 @@
  * ```
  * @since 0.1.0
  */
-import { registerSourceFormat } from "../../core/Streaming.ts"
+import { registerSourceFormat, type SourceFormat } from "../../core/Streaming.ts"
+import { createRateContinuousSource } from "./RateContinuousSource.ts"
 import { RatePerMicroBatchSource } from "./RatePerMicroBatchSource.ts"
-import { RateSource } from "./RateSource.ts"
+import { RateSource as RateMicroBatchSource } from "./RateSource.ts"
 
 export {
   DEFAULT_NUM_PARTITIONS,
@@ -29,7 +30,22 @@ export {
   RatePerMicroBatchSource,
   ratePerMicroBatchRows
 } from "./RatePerMicroBatchSource.ts"
-export { RateSource, rateBatchRows, valueAtSecond } from "./RateSource.ts"
+export { rateBatchRows, valueAtSecond } from "./RateSource.ts"
+export {
+  createRateContinuousSource,
+  initialRateOffset,
+  makeRateContinuousSource,
+  type RateContinuousOffset,
+  type RatePartitionOffset,
+  rateReader,
+  readTimeIncrementMs
+} from "./RateContinuousSource.ts"
+
+/**
+ * The `rate` format: micro-batches (`RateSource.ts`) and `Trigger.Continuous`
+ * (`RateContinuousSource.ts`, Spark's `RateStreamContinuousStream`).
+ */
+export const RateSource: SourceFormat = { ...RateMicroBatchSource, continuous: createRateContinuousSource }
 
 /** Registers `rate` and `rate-micro-batch` in the streaming source registry (`core/Streaming.ts`). */
 export const registerRate = (): void => {

@@ -24,6 +24,7 @@
  * ```
  * @since 0.1.0
  */
+import { JUPYTER_DISPLAY, type MimeBundle, streamingBundle, tableBundle } from "./Display.ts"
 import { Console, Effect, Result, type Schema } from "effect"
 import { Column, type ColumnOrName, col, toColumnExpr } from "../../core/Column.ts"
 import * as T from "../../core/DataType.ts"
@@ -37,6 +38,7 @@ import * as Analyzer from "../../core/Analyzer.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { DataStreamWriter } from "./DataStreamWriter.ts"
 import { GroupedData } from "./GroupedData.ts"
+import { KeyValueGroupedDataset } from "./KeyValueGroupedDataset.ts"
 import type {
   ColumnName,
   ColumnPath,
@@ -283,6 +285,16 @@ export class DataFrame<R = Row> {
       output: st.fields.map((fl) => E.attribute(fl.name, fl.dataType, fl.nullable)),
       child: this.plan
     })
+  }
+
+  /**
+   * Groups the rows by the key `f` computes from each row object (Spark's `groupByKey`);
+   * `keySchema` describes the key (a struct, or a single value). The result offers
+   * `mapGroupsWithState`, `flatMapGroupsWithState`, `count`, `agg`, `keys`, `mapGroups`,
+   * `flatMapGroups`.
+   */
+  groupByKey<KS extends Schema.Top>(f: (row: R) => KS["Type"], keySchema: KS): KeyValueGroupedDataset<KS["Type"], R> {
+    return new KeyValueGroupedDataset<KS["Type"], R>(this, f, keySchema)
   }
 
   /** Groups by columns for aggregation (`groupBy("k").count()`, `.agg(F.sum("x"))`). */
@@ -583,5 +595,20 @@ export class DataFrame<R = Row> {
   toString(): string {
     const fields = this.schema.fields.map((f) => `${f.name}: ${T.simpleString(f.dataType)}`)
     return `DataFrame[${fields.join(", ")}]`
+  }
+
+  /**
+   * Rich display in notebooks (Deno's Jupyter kernel): the first 20 rows as an HTML table with
+   * the schema, and `show()`'s text; a streaming DataFrame shows its schema.
+   */
+  [JUPYTER_DISPLAY](): Promise<MimeBundle> {
+    if (this.isStreaming) return Promise.resolve(streamingBundle(this.schema))
+    const total = this.plan._tag === "LocalRelation" ? this.plan.rows.length : undefined
+    return Effect.runPromise(
+      Effect.match(this.limit(21).execute(), {
+        onSuccess: ({ schema, rows }) => tableBundle(schema, rows, 20, total),
+        onFailure: (e): MimeBundle => ({ "text/plain": `${e._tag}: ${e.message}` })
+      })
+    )
   }
 }

@@ -18,11 +18,12 @@
  */
 import { Effect, Schema as S } from "effect"
 import * as T from "../../core/DataType.ts"
-import { AnalysisError, type ConnectorError } from "../../core/Errors.ts"
+import { AnalysisError, type CheckpointError, type ConnectorError, type StateStoreError } from "../../core/Errors.ts"
 import * as E from "../../core/Expression.ts"
 import { lookupBatchFormat } from "../../core/Formats.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { structTypeOf } from "../../core/RowSchema.ts"
+import * as StateReader from "../execution/StateReader.ts"
 import { DataFrame } from "./DataFrame.ts"
 import type { Row } from "./RowTypes.ts"
 import type { SessionState } from "./SessionState.ts"
@@ -84,8 +85,32 @@ export class DataFrameReader<R = Row> {
   }
 
   /** Reads `paths` (files, folders or globs) with the chosen format. */
-  load(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError> {
+  load(
+    ...paths: ReadonlyArray<string>
+  ): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError | CheckpointError | StateStoreError> {
     return Effect.gen({ self: this }, function* () {
+      const stateSource = this.source.toLowerCase()
+      if (stateSource === "statestore" || stateSource === "state-metadata") {
+        const fs = this.state.checkpointFileSystem
+        const provider = this.state.stateStoreProvider
+        const table =
+          stateSource === "state-metadata"
+            ? yield* StateReader.readStateMetadata(fs, paths, this.extraOptions)
+            : provider === undefined
+              ? yield* new AnalysisError({
+                  reason: "InvalidArgument",
+                  message: "The statestore source needs the session's state store provider: build the session with Session.layer()."
+                })
+              : yield* StateReader.readStateStore(fs, provider, paths, this.extraOptions)
+        const local: Plan.LocalRelation = {
+          _tag: "LocalRelation",
+          planId: Plan.newPlanId(),
+          output: table.schema.fields.map((f) => E.attribute(f.name, f.dataType, f.nullable)),
+          rows: table.rows,
+          isStreaming: false
+        }
+        return new DataFrame<R>(this.state, local)
+      }
       const format = lookupBatchFormat(this.source)
       if (format === undefined) {
         return yield* new AnalysisError({
@@ -114,22 +139,22 @@ export class DataFrameReader<R = Row> {
   }
 
   /** `format("json").load(paths)`: JSON Lines (or whole-file JSON with `multiLine`). */
-  json(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError> {
+  json(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError | CheckpointError | StateStoreError> {
     return this.format("json").load(...paths)
   }
 
   /** `format("csv").load(paths)`. */
-  csv(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError> {
+  csv(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError | CheckpointError | StateStoreError> {
     return this.format("csv").load(...paths)
   }
 
   /** `format("parquet").load(paths)`. */
-  parquet(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError> {
+  parquet(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError | CheckpointError | StateStoreError> {
     return this.format("parquet").load(...paths)
   }
 
   /** `format("text").load(paths)`: one row per line, in a column `value`. */
-  text(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<{ value: string }>, AnalysisError | ConnectorError> {
+  text(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<{ value: string }>, AnalysisError | ConnectorError | CheckpointError | StateStoreError> {
     return this.format("text").load(...paths) as never
   }
 }

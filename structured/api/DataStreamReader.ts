@@ -98,7 +98,7 @@ export class DataStreamReader<R = Row> {
       if (typeof st === "string") return fail(st)
       user = st
     }
-    const schema = format.schema(user, options)
+    const schema = format.schema(user, options, this.state.conf)
     if (schema instanceof AnalysisError) {
       return new DataFrame<R>(
         this.state,

@@ -37,7 +37,9 @@ import {
   sinkFormatNames
 } from "../../core/Streaming.ts"
 import { Trigger } from "../../core/Trigger.ts"
-import { checkForStreaming } from "../../core/UnsupportedOperationChecker.ts"
+import { checkForContinuous, checkForStreaming } from "../../core/UnsupportedOperationChecker.ts"
+import { ContinuousExecution, type ContinuousSourceBinding } from "../execution/ContinuousExecution.ts"
+import { foreachContinuousWrite } from "../execution/ContinuousWriters.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { MicroBatchExecution, runCallback, type SourceBinding, streamingSourceKeys } from "../execution/MicroBatchExecution.ts"
 import { DataFrame } from "./DataFrame.ts"
@@ -166,6 +168,9 @@ export class DataStreamWriter<R> {
   }
 }
 
+/** Sinks Spark writes through its V1 `FileStreamSink`, which has no continuous writes. */
+const CONTINUOUS_UNSUPPORTED_SINKS: ReadonlySet<string> = new Set(["json", "csv", "parquet", "text", "orc"])
+
 const optionOf = (options: Readonly<Record<string, string>>, key: string): string | undefined => {
   const k = key.toLowerCase()
   for (const [name, v] of Object.entries(options)) if (name.toLowerCase() === k) return v
@@ -202,13 +207,19 @@ const foreachSink = <R>(writer: ForeachWriter<R>): Sink => ({
       }
       let failure: unknown
       if (opened) {
-        for (const row of rows) {
-          const out = yield* Effect.tryPromise({ try: async () => writer.process(row), catch: (e) => e }).pipe(Effect.result)
-          if (Result.isFailure(out)) {
-            failure = out.failure
-            break
-          }
-        }
+        // One effect for the batch, a plain loop inside: a synchronous `process` costs no
+        // promise per row; only a returned promise is awaited. The first failure stops it.
+        const process = writer.process
+        const out = yield* Effect.tryPromise({
+          try: async () => {
+            for (const row of rows) {
+              const r = process(row)
+              if (r !== undefined && typeof (r as PromiseLike<void>).then === "function") await r
+            }
+          },
+          catch: (e) => e
+        }).pipe(Effect.result)
+        if (Result.isFailure(out)) failure = out.failure
       }
       if (writer.close !== undefined) {
         const close = writer.close
@@ -242,14 +253,29 @@ const startQuery = <R>(
     if ((trigger._tag === "ProcessingTime" || trigger._tag === "Continuous") && !(trigger.intervalMs >= 0)) {
       return yield* invalid("The trigger interval cannot be negative or invalid: give a duration like \"1 second\".")
     }
-    if (trigger._tag === "Continuous") {
+    const continuous = trigger._tag === "Continuous"
+    // Spark's `DataStreamWriter.startInternal`: foreachBatch refuses a continuous trigger first.
+    if (continuous && spec.foreachBatch !== undefined) {
       return yield* new AnalysisError({
         reason: "UnsupportedOperation",
-        message: "Trigger.Continuous is not available in this version of tributary: continuous processing is not implemented yet. Use a micro-batch trigger."
+        errorClass: "_LEGACY_ERROR_TEMP_1195",
+        message: "'foreachBatch' is not supported with continuous trigger"
       })
     }
-    const unsupported = checkForStreaming(analyzed, outputMode)
+    // Spark's `StreamingQueryManager.createQuery`: only sinks with streaming writes run
+    // continuously; a file sink (Spark's V1 `FileStreamSink`) gets the micro-batch engine's checks,
+    // then its refusal of the trigger.
+    const sinkName = spec.format ?? state.conf.get("spark.sql.sources.default") ?? "parquet"
+    const fileSink = spec.foreach === undefined && CONTINUOUS_UNSUPPORTED_SINKS.has(sinkName.toLowerCase())
+    const unsupported =
+      continuous && !fileSink ? checkForContinuous(analyzed, outputMode) : checkForStreaming(analyzed, outputMode)
     if (unsupported !== undefined) return yield* unsupported
+    if (continuous && fileSink) {
+      return yield* new AnalysisError({
+        reason: "UnsupportedOperation",
+        message: `Unknown type of trigger: ContinuousTrigger(${trigger.intervalMs})`
+      })
+    }
 
     // The sink.
     const formatName = spec.format ?? state.conf.get("spark.sql.sources.default") ?? "parquet"
@@ -303,7 +329,33 @@ const startQuery = <R>(
       // Sources, in a fixed walk order: source i keeps its bookkeeping in sources/i.
       const relations = streamingSourceKeys(analyzed)
       const sources: Array<SourceBinding> = []
-      for (let i = 0; i < relations.length; i++) {
+      const continuousSources: Array<ContinuousSourceBinding> = []
+      for (let i = 0; continuous && i < relations.length; i++) {
+        const rel = relations[i]
+        const memory = state.memorySources.get(rel.sourceKey)
+        const format = memory === undefined ? lookupSourceFormat(rel.format) : undefined
+        if (memory === undefined && format === undefined) {
+          return yield* invalid(`[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${rel.format}.`)
+        }
+        const create = memory?.asContinuous ?? format?.continuous
+        if (create === undefined) {
+          // Spark's `continuousProcessingUnsupportedByDataSourceError`.
+          return yield* new AnalysisError({
+            reason: "UnsupportedOperation",
+            message: `Data source ${rel.format} does not support continuous processing.`
+          })
+        }
+        const source = yield* memory?.asContinuous !== undefined
+          ? Effect.sync(memory.asContinuous)
+          : format!.continuous!({
+              options: rel.options,
+              schema: T.struct(rel.output.map((a) => T.field(a.name, a.dataType, a.nullable))),
+              metadataPath: fs.join(checkpoint, "sources", String(i)),
+              conf: state.conf
+            })
+        continuousSources.push({ key: rel.sourceKey, source })
+      }
+      for (let i = 0; !continuous && i < relations.length; i++) {
         const rel = relations[i]
         const memory = state.memorySources.get(rel.sourceKey)
         if (memory !== undefined) {
@@ -326,7 +378,10 @@ const startQuery = <R>(
       const schema = Analyzer.schemaOf(analyzed)
       let sink: Sink
       if (spec.foreachBatch !== undefined) sink = foreachBatchSink(state, spec.foreachBatch)
-      else if (spec.foreach !== undefined) sink = foreachSink(spec.foreach)
+      else if (spec.foreach !== undefined && continuous) {
+        // Continuous: every row reaches `process` as soon as its task has it.
+        sink = { ...foreachSink(spec.foreach), continuousWrite: foreachContinuousWrite(spec.foreach, schema) }
+      } else if (spec.foreach !== undefined) sink = foreachSink(spec.foreach)
       else {
         const format = lookupSinkFormat(formatName)
         if (format === undefined) {
@@ -360,30 +415,48 @@ const startQuery = <R>(
       if (stateStore === undefined) {
         return yield* invalid("The session is closed: streaming queries can only start inside Session.layer.")
       }
-      const execution = new MicroBatchExecution({
-        state,
-        fs,
-        id,
-        runId: randomUUID(),
-        name: queryName ?? null,
-        checkpoint,
-        analyzed,
-        outputMode,
-        trigger,
-        sources,
-        sink,
-        stateStore,
-        listeners: () => registry.listeners.slice(),
-        deleteCheckpointOnStop: temporary,
-        onTerminated: (q) => {
-          registry.active.delete(q.runId)
-          registry.terminated.push(q)
-          const done = registry.anyTerminated
-          registry.anyTerminated = State.newSignal()
-          done.resolve()
-        }
-      })
-      const handle = Object.assign(execution, { checkpoint }) as MicroBatchExecution & { readonly checkpoint: string }
+      const onTerminated = (q: StreamingQuery): void => {
+        registry.active.delete(q.runId)
+        registry.terminated.push(q)
+        const done = registry.anyTerminated
+        registry.anyTerminated = State.newSignal()
+        done.resolve()
+      }
+      const execution: (MicroBatchExecution | ContinuousExecution) & StreamingQuery = continuous
+        ? yield* ContinuousExecution.make({
+            state,
+            fs,
+            id,
+            runId: randomUUID(),
+            name: queryName ?? null,
+            checkpoint,
+            analyzed,
+            outputMode,
+            trigger,
+            sources: continuousSources,
+            sink,
+            listeners: () => registry.listeners.slice(),
+            deleteCheckpointOnStop: temporary,
+            onTerminated
+          })
+        : new MicroBatchExecution({
+            state,
+            fs,
+            id,
+            runId: randomUUID(),
+            name: queryName ?? null,
+            checkpoint,
+            analyzed,
+            outputMode,
+            trigger,
+            sources,
+            sink,
+            stateStore,
+            listeners: () => registry.listeners.slice(),
+            deleteCheckpointOnStop: temporary,
+            onTerminated
+          })
+      const handle = Object.assign(execution, { checkpoint }) as StreamingQuery & { readonly checkpoint: string }
       registry.active.set(execution.runId, handle)
       const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
       const started = { id, runId: execution.runId, name: queryName ?? null, timestamp: new Date(now).toISOString() }

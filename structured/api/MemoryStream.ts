@@ -22,12 +22,36 @@ import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { type InternalRow, toInternal } from "../../core/Row.ts"
 import { isStructSchema, structTypeOf } from "../../core/RowSchema.ts"
-import type { MicroBatchSource, Offset } from "../../core/Streaming.ts"
+import type {
+  ContinuousPartitionReader,
+  ContinuousSource,
+  MicroBatchSource,
+  Offset,
+  PartitionOffset
+} from "../../core/Streaming.ts"
 import { DataFrame } from "./DataFrame.ts"
 import { Session } from "./Session.ts"
 import type { SessionState } from "./SessionState.ts"
 
 let nextStreamId = 0
+
+/** Spark's `ContinuousMemoryStream` default partition count: `addData` deals rows to 2 partitions. */
+export const CONTINUOUS_MEMORY_PARTITIONS = 2
+
+/** A continuous memory partition's position (Spark's `ContinuousMemoryStreamPartitionOffset`). */
+interface MemoryPartitionOffset {
+  readonly partition: number
+  readonly numProcessed: number
+}
+
+/** Spark's `ContinuousMemoryStreamOffset` JSON: partition (a string key) to rows read, `{"0":2,"1":1}`. */
+const decodeContinuousOffset = (json: unknown): Readonly<Record<string, number>> | undefined => {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return undefined
+  for (const [k, v] of Object.entries(json as Record<string, unknown>)) {
+    if (!/^\d+$/.test(k) || !Number.isSafeInteger(v) || (v as number) < 0) return undefined
+  }
+  return json as Readonly<Record<string, number>>
+}
 
 const badOffset = (json: unknown): ConnectorError =>
   new ConnectorError({
@@ -48,6 +72,11 @@ export class MemoryStream<A> {
   readonly #batches: Array<ReadonlyArray<InternalRow>> = []
   #dataArrived: Deferred.Deferred<void> = Deferred.makeUnsafe<void>()
   readonly #sourceKey: string
+  /**
+   * The rows dealt to the continuous partitions (Spark's `ContinuousMemoryStream.records`), made
+   * the first time the stream is read continuously and kept up to date by `addData` after that.
+   */
+  #partitions: Array<Array<InternalRow>> | undefined
 
   private constructor(state: SessionState, schema: T.StructType, wrapValue: boolean) {
     this.id = nextStreamId++
@@ -79,7 +108,8 @@ export class MemoryStream<A> {
           : Effect.fail(badOffset(json)),
       // Captures the current signal when called (not when run), so data added in between is seen.
       awaitData: () => Deferred.await(this.#dataArrived),
-      stop: () => Effect.void
+      stop: () => Effect.void,
+      asContinuous: () => this.continuousSource()
     }
     state.memorySources.set(this.#sourceKey, this.source)
   }
@@ -101,11 +131,86 @@ export class MemoryStream<A> {
       const converted: Array<InternalRow> = []
       for (const r of rows) converted.push(this.#convert(r))
       this.#batches.push(converted)
+      if (this.#partitions !== undefined) this.deal(converted)
       const arrived = this.#dataArrived
       this.#dataArrived = Deferred.makeUnsafe<void>()
       Deferred.doneUnsafe(arrived, Effect.void)
       return this.#batches.length - 1
     })
+  }
+
+  /** Spark's `ContinuousMemoryStream.addData`: row `i` of one call goes to partition `i % 2`. */
+  private deal(rows: ReadonlyArray<InternalRow>): void {
+    const parts = this.#partitions!
+    for (let i = 0; i < rows.length; i++) parts[i % parts.length].push(rows[i])
+  }
+
+  /**
+   * The stream read continuously (Spark's `ContinuousMemoryStream`): rows dealt to
+   * 2 partitions, each read by its own task as soon as `addData` adds them. Offsets are the
+   * rows read per partition, `{"0":2,"1":1}`.
+   */
+  private continuousSource(): ContinuousSource {
+    if (this.#partitions === undefined) {
+      this.#partitions = Array.from({ length: CONTINUOUS_MEMORY_PARTITIONS }, () => [])
+      for (const b of this.#batches) this.deal(b)
+    }
+    const parts = this.#partitions
+    const n = parts.length
+    const bad = (json: unknown): ConnectorError =>
+      new ConnectorError({
+        connector: "memory",
+        domain: "user",
+        retryable: false,
+        message: `Continuous MemoryStream offsets map each of its ${n} partitions to a row count, as {"0":2,"1":1}; the checkpoint has ${JSON.stringify(json)}.`
+      })
+    const reader = (partition: number, start: number): ContinuousPartitionReader => {
+      let position = start
+      const rows = parts[partition]
+      return {
+        poll: (_now, max) => {
+          if (position >= rows.length) return []
+          const end = Math.min(rows.length, position + max)
+          const out = rows.slice(position, end)
+          position = end
+          return out
+        },
+        offset: (): PartitionOffset => ({ partition, numProcessed: position }) satisfies MemoryPartitionOffset,
+        // Checked and captured when called: rows added before the wait starts are not missed.
+        awaitData: () => (position < rows.length ? Effect.void : Deferred.await(this.#dataArrived)),
+        close: () => Effect.void
+      }
+    }
+    const initial: Record<string, number> = {}
+    for (let i = 0; i < n; i++) initial[String(i)] = 0
+    return {
+      description: this.source.description,
+      schema: this.schema,
+      initialOffset: () => Effect.succeed(initial),
+      createReaders: (start) =>
+        Effect.suspend(() => {
+          const o = decodeContinuousOffset(start)
+          if (o === undefined || Object.keys(o).length !== n) return Effect.fail(bad(start))
+          const readers: Array<ContinuousPartitionReader> = []
+          for (let p = 0; p < n; p++) {
+            const at = o[String(p)]
+            if (at === undefined) return Effect.fail(bad(start))
+            readers.push(reader(p, at))
+          }
+          return Effect.succeed(readers)
+        }),
+      mergeOffsets: (offsets) => {
+        const merged: Record<string, number> = {}
+        for (const po of offsets as ReadonlyArray<MemoryPartitionOffset>) merged[String(po.partition)] = po.numProcessed
+        return merged
+      },
+      decodeOffset: (json) => {
+        const o = decodeContinuousOffset(json)
+        return o === undefined ? Effect.fail(bad(json)) : Effect.succeed(o)
+      },
+      commit: () => Effect.void,
+      stop: () => Effect.void
+    }
   }
 
   /** The current latest offset (`-1` before any data). */

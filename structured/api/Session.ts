@@ -19,7 +19,7 @@
  * ```
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, ManagedRuntime, Schema } from "effect"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import * as T from "../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
@@ -33,6 +33,7 @@ import * as QE from "../execution/QueryExecution.ts"
 import { DataFrame } from "./DataFrame.ts"
 import { DataFrameReader, type SchemaInput, toStructType } from "./DataFrameReader.ts"
 import { DataStreamReader } from "./DataStreamReader.ts"
+import * as Dashboard from "./Dashboard.ts"
 import * as Manager from "./StreamingQueryManager.ts"
 import type { Row } from "./RowTypes.ts"
 import * as State from "./SessionState.ts"
@@ -50,6 +51,8 @@ export interface SessionOptions {
    * the commit protocol). Defaults to `node:fs`.
    */
   readonly checkpointFileSystem?: CheckpointFileSystem
+  /** Serves the live dashboard on `port` (0: any free port) while the session lives; see `uiWebUrl`. */
+  readonly ui?: Dashboard.UiOptions
 }
 
 /** `spark.conf`: Spark's runtime configuration. Reading and changing it are actions. */
@@ -69,6 +72,8 @@ export interface SessionShape {
   readonly readStream: DataStreamReader
   /** The session's streaming queries and listeners. */
   readonly streams: Manager.StreamingQueryManager
+  /** The live dashboard's address (`Session.layer({ ui: { port } })`), or `undefined` without one. */
+  readonly uiWebUrl: () => Effect.Effect<string | undefined>
   /** Spark's runtime conf. */
   readonly conf: RuntimeConfig
   /** A DataFrame of the given rows; `schema` types them (an Effect Schema) or names Spark types (DDL / StructType). */
@@ -234,7 +239,8 @@ export const makeShape = (state: State.SessionState): SessionShape => {
     createDataFrame: createDataFrame as SessionShape["createDataFrame"],
     range,
     table,
-    sql
+    sql,
+    uiWebUrl: () => Effect.sync(() => state.uiWebUrl)
   }
 }
 
@@ -258,9 +264,13 @@ export class Session extends Context.Service<Session, SessionShape>()("tributary
         state.stateStoreProvider =
           options.stateStore === "memory" ? yield* FileStateStoreProvider.make() : yield* DuckDBStateStoreProvider.make()
         state.queries.scope = yield* Effect.scope
+        // A port that cannot be had is a configuration mistake: the session does not start.
+        if (options.ui !== undefined) state.uiWebUrl = yield* Effect.orDie(Dashboard.serve(state, options.ui))
         // Releasing the session stops its queries (their fibers live in this scope) and forgets them.
         yield* Effect.addFinalizer(() =>
           Effect.forEach([...state.queries.active.values()], (q) => q.stop(), { discard: true }).pipe(
+            // ... and its DStream StreamingContexts.
+            Effect.andThen(Effect.forEach([...state.streamingContexts], (c) => c.stop(), { discard: true })),
             Effect.andThen(
               Effect.sync(() => {
                 state.queries.scope = undefined
@@ -271,6 +281,43 @@ export class Session extends Context.Service<Session, SessionShape>()("tributary
         return makeShape(state)
       })
     )
+
+  /**
+   * The Promise facade for notebooks and scripts: builds a session and returns it with `run`
+   * (runs any action or program that needs the session, as a Promise) and `close` (releases
+   * the session: stops its queries, closes its files).
+   *
+   * @example
+   * ```ts
+   * const spark = await Session.open()
+   * const df = spark.createDataFrame([{ a: 1 }], Schema.Struct({ a: Schema.Int }))
+   * console.log(await spark.run(df.collect()))   // [{ a: 1 }]
+   * await spark.close()
+   * ```
+   */
+  static readonly open = async (options: SessionOptions = {}): Promise<OpenSession> => {
+    const runtime = ManagedRuntime.make(Session.layer(options))
+    const shape = await runtime.runPromise(Effect.gen(function* () {
+      return yield* Session
+    }))
+    const facade: OpenSession = Object.assign(Object.create(shape) as SessionShape, {
+      run: <A, E>(effect: Effect.Effect<A, E, Session>): Promise<A> => runtime.runPromise(effect),
+      close: (): Promise<void> => runtime.dispose()
+    })
+    return facade
+  }
+}
+
+/**
+ * A session opened with `Session.open()`: the session itself, plus `run` and `close`.
+ *
+ * @since 0.1.0
+ */
+export interface OpenSession extends SessionShape {
+  /** Runs an action (or any program needing the session) and resolves with its value; rejects with its typed error. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Session>) => Promise<A>
+  /** Releases the session: stops its queries and StreamingContexts, closes its files. */
+  readonly close: () => Promise<void>
 }
 
 export { ConnectorError }

@@ -10,7 +10,7 @@ import type * as T from "../../core/DataType.ts"
 import type { AttributeReference } from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import type { InternalRow } from "../../core/Row.ts"
-import type { Scope } from "effect"
+import type { Effect, Scope } from "effect"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
 import type { StateStoreProvider } from "../../state/StateStore.ts"
@@ -81,6 +81,10 @@ export interface SessionState {
   checkpointFileSystem: CheckpointFileSystem
   /** The state store provider of stateful streaming queries (set by `Session.layer`). */
   stateStoreProvider: StateStoreProvider | undefined
+  /** Active DStream `StreamingContext`s: releasing the session stops them. */
+  readonly streamingContexts: Set<{ readonly stop: () => Effect.Effect<void> }>
+  /** The dashboard's address when `Session.layer({ ui })` started one. */
+  uiWebUrl: string | undefined
 }
 
 export const TABLE_FORMAT = "__tributary_table"
@@ -125,7 +129,9 @@ export const make = (conf: Readonly<Record<string, string>> = {}): SessionState 
     checkpointRoot: undefined,
     queries: { active: new Map(), listeners: [], terminated: [], anyTerminated: signal(), scope: undefined },
     checkpointFileSystem: NodeCheckpointFileSystem,
-    stateStoreProvider: undefined
+    stateStoreProvider: undefined,
+    streamingContexts: new Set(),
+    uiWebUrl: undefined
   }
 }
 

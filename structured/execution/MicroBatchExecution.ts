@@ -23,7 +23,7 @@ import {
   AnalysisError,
   CheckpointError,
   type ConnectorError,
-  type StateStoreError,
+  StateStoreError,
   StreamingQueryError
 } from "../../core/Errors.ts"
 import type { AttributeReference } from "../../core/Expression.ts"
@@ -43,9 +43,12 @@ import * as SparkPlanModule from "../physical/SparkPlan.ts"
 import type { OperatorProgress, StatefulContext } from "../physical/stateful/StatefulContext.ts"
 import {
   type StatefulOperatorInfo,
+  isStatefulOperator,
+  processingTimeOperators,
   shouldRunAnotherBatch,
   statefulOperators
 } from "../physical/stateful/StatefulOperators.ts"
+import { streamStreamJoinWithoutEquality } from "../physical/stateful/StreamingSymmetricHashJoinHelper.ts"
 import type { StateStoreProvider } from "../../state/StateStore.ts"
 import type { EventTimeStats } from "../physical/Execute.ts"
 import { parsePolicy, WatermarkTracker } from "./WatermarkTracker.ts"
@@ -58,6 +61,8 @@ import type {
 } from "../api/StreamingQueryProgress.ts"
 import * as State from "../api/SessionState.ts"
 import { readRelation } from "./QueryExecution.ts"
+import { displayQuery, JUPYTER_DISPLAY, type MimeBundle } from "../api/Display.ts"
+import { PROVIDER_CONF, writeOperatorMetadata } from "./StateReader.ts"
 
 /** Spark's `spark.sql.streaming.pollingDelay`: how long an idle default trigger waits before asking sources again. */
 const POLLING_DELAY_MS = 10
@@ -175,6 +180,11 @@ export class MicroBatchExecution implements StreamingQuery {
   #lateEventsWatermarkMs = 0
   /** After a batch: whether its new watermark lets a stateful operator emit or evict (a no-data batch is due). */
   #needsNoDataBatch = false
+  /**
+   * Per operator, the processing time at which it asked for a batch with or without data (its
+   * next `transformWithState` timer or TTL expiry, `StatefulContext.requestBatchAt`).
+   */
+  #batchDeadlines = new Map<number, number>()
   #tracker: WatermarkTracker
   /** The relevant confs a restart read from the checkpoint (they win over the session's). */
   #restoredConf: Readonly<Record<string, string>> = {}
@@ -224,7 +234,7 @@ export class MicroBatchExecution implements StreamingQuery {
     this.#watermarkNodesPreOrder = preOrder
     const statefulPre: Array<number> = []
     const walkStateful = (p: SparkPlan): void => {
-      if (p._tag === "StatefulAggregateExec" || p._tag === "StreamingDeduplicateExec") statefulPre.push(p.operatorId)
+      if (isStatefulOperator(p)) statefulPre.push(p.operatorId)
       for (const c of SparkPlanModule.children(p)) walkStateful(c)
     }
     walkStateful(this.physical)
@@ -313,6 +323,11 @@ export class MicroBatchExecution implements StreamingQuery {
     })
   }
 
+  /** Rich display in notebooks: a card with status, rates, watermark and state, live in Deno's kernel. */
+  [JUPYTER_DISPLAY](): Promise<MimeBundle> {
+    return displayQuery(this)
+  }
+
   private notify(): void {
     const changed = this.#changed
     this.#changed = Deferred.makeUnsafe<void>()
@@ -323,6 +338,20 @@ export class MicroBatchExecution implements StreamingQuery {
 
   private initialize(): Effect.Effect<void, AnalysisError | CheckpointError | ConnectorError | StateStoreError> {
     return Effect.gen({ self: this }, function* () {
+      // Spark's `UpdatingWatermarkPropagator` (the default since multiple stateful operators are
+      // allowed) refuses a watermark defined on input that already carries one, when it plans
+      // the first batch: the query fails, nothing runs.
+      if ((this.config.state.conf.get("spark.sql.streaming.statefulOperator.allowMultiple") ?? "true") !== "false") {
+        const below = (p: SparkPlan): boolean =>
+          SparkPlanModule.children(p).some((c) => c._tag === "EventTimeWatermarkExec" || below(c))
+        if (this.#watermarkNodes.some(below)) {
+          return yield* new AnalysisError({
+            reason: "UnsupportedOperation",
+            message:
+              "Redefining watermark is disallowed. You can set the config 'spark.sql.streaming.statefulOperator.allowMultiple' to 'false' to restore the previous behavior. Note that multiple stateful operators will be disallowed."
+          })
+        }
+      }
       // Spark's `AggUtils.planStreamingAggregationForSession` refuses a session window without
       // any other grouping key when it plans the first batch: the query fails, nothing runs.
       for (const op of this.#stateful) {
@@ -337,6 +366,11 @@ export class MicroBatchExecution implements StreamingQuery {
             message: "Global aggregation with session window in streaming query is not supported."
           })
         }
+      }
+      // Spark's `StreamingJoinStrategy` refuses a join of two streams without an equality.
+      const noEquality = streamStreamJoinWithoutEquality(this.physical)
+      if (noEquality !== undefined) {
+        return yield* new AnalysisError({ reason: "UnsupportedOperation", message: noEquality })
       }
       const sources = this.config.sources.map((s) => s.source)
       const latest = yield* this.#offsetLog.getLatest()
@@ -372,6 +406,8 @@ export class MicroBatchExecution implements StreamingQuery {
         this.#needsNoDataBatch =
           this.#stateful.length > 0 &&
           shouldRunAnotherBatch(this.physical, this.#watermarkMs, seq.metadata.batchWatermarkMs, this.config.outputMode)
+        // Timers and TTL expiries that fell due while the query was down: one batch finds them.
+        for (const id of processingTimeOperators(this.physical)) this.#batchDeadlines.set(id, Number.NEGATIVE_INFINITY)
         for (let i = 0; i < sources.length; i++) yield* sources[i].commit(end[i])
         yield* this.prepareState(n)
         return
@@ -419,9 +455,16 @@ export class MicroBatchExecution implements StreamingQuery {
    * and opened once, so an incompatible state schema fails the query here, naming the operator
    * and the field, before any batch runs.
    */
-  private prepareState(lastCommitted: number): Effect.Effect<void, StateStoreError> {
+  private prepareState(lastCommitted: number): Effect.Effect<void, StateStoreError | CheckpointError> {
     return Effect.gen({ self: this }, function* () {
       const provider = this.config.stateStore
+      const written = this.#restoredConf[PROVIDER_CONF]
+      if (this.#stateful.length > 0 && written !== undefined && written !== provider.name) {
+        return yield* new StateStoreError({
+          reason: "InvalidUsage",
+          message: `The state in ${this.config.checkpoint} was written by the '${written}' state store provider, but this session uses '${provider.name}'. A checkpoint keeps its provider for life: restart the query in a session made with Session.layer({ stateStore: "${written}" }), or use a new checkpoint.`
+        })
+      }
       for (const op of this.#stateful) {
         for (const store of op.stores) {
           const id = { checkpoint: this.config.checkpoint, operatorId: op.operatorId, storeName: store.storeName }
@@ -437,6 +480,8 @@ export class MicroBatchExecution implements StreamingQuery {
           yield* opened.abort()
         }
       }
+      // What the state data sources (`format("statestore")`, `format("state-metadata")`) read.
+      yield* writeOperatorMetadata(this.config.fs, this.config.checkpoint, this.#stateful)
     })
   }
 
@@ -508,9 +553,12 @@ export class MicroBatchExecution implements StreamingQuery {
         const latestOffsetMs = (yield* Clock.currentTimeMillis) - t0
         // Spark's `constructNextBatch`: a batch without new data still runs when the last batch
         // moved the watermark far enough for a stateful operator to emit or evict state.
+        const nowMs = yield* Clock.currentTimeMillis
+        let deadlineDue = false
+        for (const at of this.#batchDeadlines.values()) if (at <= nowMs) deadlineDue = true
         const noDataBatch =
           !hasData &&
-          this.#needsNoDataBatch &&
+          (this.#needsNoDataBatch || deadlineDue) &&
           (this.config.state.conf.get("spark.sql.streaming.noDataMicroBatches.enabled") ?? "true") !== "false"
         if (!hasData && !noDataBatch) {
           yield* this.reportIdle(startMs, previousTriggerStartMs, ends, latestOffsetMs)
@@ -544,6 +592,9 @@ export class MicroBatchExecution implements StreamingQuery {
       const v = this.#restoredConf[k] ?? this.config.state.conf.get(k)
       if (v !== undefined) conf[k] = v
     }
+    // The provider that writes this checkpoint's state, so a restart or the state reader in a
+    // session with another provider fails clearly instead of finding no state.
+    if (conf[PROVIDER_CONF] === undefined && this.#stateful.length > 0) conf[PROVIDER_CONF] = this.config.stateStore.name
     return conf
   }
 
@@ -656,6 +707,11 @@ export class MicroBatchExecution implements StreamingQuery {
                 }),
               reportProgress: (operatorId, progress) => {
                 operatorProgress.set(operatorId, progress)
+              },
+              batchTimestampMs: batch.batchTimestampMs,
+              requestBatchAt: (operatorId, timestampMs) => {
+                if (timestampMs === undefined) this.#batchDeadlines.delete(operatorId)
+                else this.#batchDeadlines.set(operatorId, timestampMs)
               }
             }
       const rows = yield* Execute.execute(this.physical, {

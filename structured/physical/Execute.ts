@@ -25,8 +25,12 @@ import { type InternalRow, toExternal, toInternal } from "../../core/Row.ts"
 import { NO_KEY, groupingKey, isDirectKey, joinKey, normalizer } from "./HashKeys.ts"
 import type * as P from "./SparkPlan.ts"
 import { executeStatefulAggregate } from "./stateful/StatefulAggregateExec.ts"
+import { fusedWindow } from "./stateful/FusedWindow.ts"
 import type { StatefulContext } from "./stateful/StatefulContext.ts"
 import { executeStreamingDeduplicate } from "./stateful/StreamingDeduplicateExec.ts"
+import { executeBatchGroupsWithState, executeFlatMapGroupsWithState } from "./stateful/FlatMapGroupsWithStateExec.ts"
+import { batchStatefulContext, executeTransformWithState } from "./stateful/TransformWithStateExec.ts"
+import { executeStreamingSymmetricHashJoin } from "./stateful/StreamingSymmetricHashJoinExec.ts"
 
 /**
  * What a physical plan needs from its surroundings.
@@ -94,7 +98,14 @@ export const execute: {
   run(plan, ctx, { currentTimestampMs: ctx.currentTimestampMs }) as Effect.Effect<ReadonlyArray<InternalRow>, never>
 
 /** A stateful operator reached without a `StatefulContext`: a bug in the caller. */
-const noStatefulContext = (p: P.StatefulAggregateExec | P.StreamingDeduplicateExec) =>
+const noStatefulContext = (
+  p:
+    | P.StatefulAggregateExec
+    | P.StreamingDeduplicateExec
+    | P.StreamingSymmetricHashJoinExec
+    | P.TransformWithStateExec
+    | P.FlatMapGroupsWithStateExec
+) =>
   Effect.die(
     new Error(
       `${p._tag} (operator ${p.operatorId}) needs a StatefulContext: plans built with { streaming: true } run only inside a streaming query`
@@ -164,12 +175,55 @@ const run = (
     case "StatefulAggregateExec": {
       const stateful = ctx.stateful
       if (stateful === undefined) return noStatefulContext(p)
-      return Effect.flatMap(run(p.child, ctx, cctx), (rows) => executeStatefulAggregate(p, rows, stateful, cctx))
+      // A time window only this aggregate reads is assigned inside it, not materialised as rows.
+      const fused = fusedWindow(p)
+      return Effect.flatMap(run(fused?.source ?? p.child, ctx, cctx), (rows) =>
+        executeStatefulAggregate(p, rows, stateful, cctx, fused)
+      )
+    }
+    case "StreamingSymmetricHashJoinExec": {
+      const stateful = ctx.stateful
+      if (stateful === undefined) return noStatefulContext(p)
+      return Effect.flatMap(Effect.all([run(p.left, ctx, cctx), run(p.right, ctx, cctx)]), ([l, r]) =>
+        executeStreamingSymmetricHashJoin(p, l, r, stateful, cctx)
+      )
     }
     case "StreamingDeduplicateExec": {
       const stateful = ctx.stateful
       if (stateful === undefined) return noStatefulContext(p)
       return Effect.flatMap(run(p.child, ctx, cctx), (rows) => executeStreamingDeduplicate(p, rows, stateful, cctx))
+    }
+    case "FlatMapGroupsWithStateExec": {
+      const initialState = p.initialState
+      if (!p.isStreaming) {
+        // Spark's MapGroupsExec / CoGroupExec: no state store, the initial state every run.
+        const initial = initialState === undefined ? Effect.succeed(undefined) : run(initialState, ctx, cctx)
+        return Effect.flatMap(Effect.all([run(p.child, ctx, cctx), initial]), ([rows, initialRows]) =>
+          Effect.sync(() => executeBatchGroupsWithState(p, rows, initialRows, ctx.currentTimestampMs))
+        )
+      }
+      const stateful = ctx.stateful
+      if (stateful === undefined) return noStatefulContext(p)
+      // Spark applies the initial state in the first batch only (store version 0).
+      const initial =
+        initialState !== undefined && stateful.batchId === 0 ? run(initialState, ctx, cctx) : Effect.succeed(undefined)
+      return Effect.flatMap(Effect.all([run(p.child, ctx, cctx), initial]), ([rows, initialRows]) =>
+        executeFlatMapGroupsWithState(p, rows, initialRows, stateful, ctx.currentTimestampMs)
+      )
+    }
+    case "TransformWithStateExec": {
+      // A batch query runs the processor once over throwaway state (Spark's
+      // generateSparkPlanForBatchQueries); a misuse there is a defect, batch actions have no
+      // StateStoreError in their type.
+      const batch = ctx.stateful === undefined
+      const stateful = ctx.stateful ?? batchStatefulContext(ctx.currentTimestampMs)
+      // Spark applies the initial state in batch 0 only, so its plan runs only then.
+      const initial =
+        p.initialState !== undefined && stateful.batchId === 0 ? run(p.initialState, ctx, cctx) : Effect.succeed(undefined)
+      return Effect.flatMap(Effect.all([run(p.child, ctx, cctx), initial]), ([rows, initialRows]) => {
+        const exec = executeTransformWithState(p, rows, initialRows, stateful)
+        return batch ? Effect.orDie(exec) : exec
+      })
     }
     case "EventTimeWatermarkExec": {
       // Rows pass through; a streaming run also collects the event-time statistics the next

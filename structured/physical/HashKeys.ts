@@ -38,6 +38,17 @@ const isPrimitiveKeyType = (t: DataType): boolean => {
 export const isDirectKey = (types: ReadonlyArray<DataType>): boolean =>
   types.length === 1 && isPrimitiveKeyType(types[0])
 
+/**
+ * The `Map` key of one grouping value of type `t`, for grouping with one nested `Map` per
+ * grouping column (no composite key built per row): a primitive value is its own key (null for
+ * null; `Map`'s SameValueZero puts NaN with NaN and -0.0 with 0.0, as Spark's grouping does), any
+ * other value its `Ordering.keyString`.
+ */
+export const partKey = (t: DataType): ((v: unknown) => unknown) => {
+  if (isPrimitiveKeyType(t)) return (v) => (v === undefined ? null : v)
+  return keyString(t)
+}
+
 const SEP = "\u0001"
 
 /**

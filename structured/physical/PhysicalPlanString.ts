@@ -280,6 +280,16 @@ const nodeString = (p: P.SparkPlan): string => {
       if (p._tag === "BroadcastHashJoinExec") args.push("false")
       return `${p._tag === "BroadcastHashJoinExec" ? "BroadcastHashJoin" : "ShuffledHashJoin"} ${args.join(", ")}`
     }
+    case "StreamingSymmetricHashJoinExec": {
+      // Spark's `JoinConditionSplitPredicates.toString`; the state format version (2) last.
+      const c = p.condition
+      const part = (e: E.Expression | undefined) => (e === undefined ? "null" : expressionString(e))
+      return `StreamingSymmetricHashJoin ${list(p.leftKeys.map(expressionString))}, ${list(
+        p.rightKeys.map(expressionString)
+      )}, ${joinTypeName(p.joinType)}, condition = [ leftOnly = ${part(c.leftSideOnly)}, rightOnly = ${part(
+        c.rightSideOnly
+      )}, both = ${part(c.bothSides)}, full = ${part(c.full)} ], ${stateInfo(p.operatorId)}, 2`
+    }
     case "BroadcastNestedLoopJoinExec":
       return `BroadcastNestedLoopJoin ${p.buildSide}, ${joinTypeName(p.joinType)}${
         p.condition === undefined ? "" : `, ${expressionString(p.condition)}`
@@ -301,6 +311,13 @@ const nodeString = (p: P.SparkPlan): string => {
       return `Generate ${expressionString(p.generator)}, ${list(p.child.output.map(attributeString))}, ${
         p.generator._tag === "Explode" ? p.generator.outer : false
       }, ${list(p.generatorOutput.map(attributeString))}`
+    case "FlatMapGroupsWithStateExec":
+      // Spark: FlatMapGroupsWithStateExec on a stream; MapGroups / CoGroup on a batch input
+      return p.isStreaming
+        ? `FlatMapGroupsWithState <function>, ${p.outputMode === "append" ? "Append" : "Update"}, ${p.timeout}, ${list(p.output.map(attributeString))}, ${stateInfo(p.operatorId)}`
+        : `${p.initialState === undefined ? "MapGroups" : "CoGroup"} <function>, ${list(p.output.map(attributeString))}`
+    case "TransformWithStateExec":
+      return `TransformWithStateExec <function>, ${p.timeMode}, ${p.outputMode === "append" ? "Append" : "Update"}, ${list(p.output.map(attributeString))}, ${stateInfo(p.operatorId)}`
     case "MapElementsExec":
       // Spark plans flatMap as MapPartitions.
       return `${p.flat ? "MapPartitions" : "MapElements"} <function>, ${list(p.output.map(attributeString))}`

@@ -11,7 +11,8 @@
  * - `Limit` over a global `Sort` (optionally through a `Project`) becomes a
  *   `TakeOrderedAndProjectExec`; a `Limit` at the root a `CollectLimit`.
  * - With `{ streaming: true }`, an aggregate over a stream becomes a `StatefulAggregateExec` and a
- *   deduplication over a stream a `StreamingDeduplicateExec` (`stateful/`).
+ *   deduplication over a stream a `StreamingDeduplicateExec` (`stateful/`); an equi-join of two
+ *   streams a `StreamingSymmetricHashJoinExec` (Spark's `StreamingJoinStrategy`).
  *
  * @since 0.1.0
  */
@@ -22,6 +23,7 @@ import { prettyName } from "../../core/ExpressionName.ts"
 import * as L from "../../core/LogicalPlan.ts"
 import type * as P from "./SparkPlan.ts"
 import { assignOperatorIds } from "./stateful/StatefulOperators.ts"
+import { splitJoinCondition } from "./stateful/StreamingSymmetricHashJoinHelper.ts"
 
 /**
  * Plans an analyzed and optimized logical plan.
@@ -48,7 +50,7 @@ export const plan = (logical: L.LogicalPlan, options?: PlanOptions): P.SparkPlan
  * `IncrementalExecution` strategies): an aggregate over a stream becomes a
  * `StatefulAggregateExec`, `dropDuplicates` / `distinct` / `dropDuplicatesWithinWatermark` over
  * a stream a `StreamingDeduplicateExec`, and the stateful operators are numbered 0, 1, 2, … in a
- * fixed post-order walk, so their ids (and state) survive restarts.
+ * fixed pre-order walk (Spark's), so their ids (and state) survive restarts.
  *
  * @since 0.1.0
  */
@@ -138,6 +140,8 @@ export const outputOf = (p: L.LogicalPlan): ReadonlyArray<E.AttributeReference> 
     case "DataSourceRelation":
     case "StreamingRelation":
     case "MapElements":
+    case "TransformWithState":
+    case "FlatMapGroupsWithState":
       return p.output
     case "Project":
       return p.projectList.map(toAttribute)
@@ -459,6 +463,22 @@ const extractEquiKeys = (
   return { leftKeys, rightKeys, nullSafe, rest: conjunction(rest) }
 }
 
+/** The join types a stream-stream join runs (the checker refuses the others: left anti; cross has no keys). */
+const streamingJoinType = (t: L.JoinType): P.StreamingSymmetricHashJoinExec["joinType"] | undefined => {
+  switch (t) {
+    case "inner":
+    case "cross":
+      return "inner"
+    case "left_outer":
+    case "right_outer":
+    case "full_outer":
+    case "left_semi":
+      return t
+    case "left_anti":
+      return undefined
+  }
+}
+
 const planJoin = (j: L.Join, streaming: boolean): P.SparkPlan => {
   const left = planNode(j.left, false, streaming)
   const right = planNode(j.right, false, streaming)
@@ -467,6 +487,28 @@ const planJoin = (j: L.Join, streaming: boolean): P.SparkPlan => {
   // Spark builds the right side for inner, left outer, semi and anti joins and the left side
   // for right outer joins, so the other side streams and output follows its order.
   const buildSide: P.BuildSide = j.joinType === "right_outer" ? "BuildLeft" : "BuildRight"
+  // Spark's StreamingJoinStrategy: an equi-join of two streams keeps both sides in state.
+  const streamingType = streamingJoinType(j.joinType)
+  if (
+    streaming &&
+    keys.leftKeys.length > 0 &&
+    streamingType !== undefined &&
+    L.isStreaming(j.left) &&
+    L.isStreaming(j.right)
+  ) {
+    return {
+      _tag: "StreamingSymmetricHashJoinExec",
+      output,
+      operatorId: -1,
+      leftKeys: keys.leftKeys,
+      rightKeys: keys.rightKeys,
+      nullSafe: keys.nullSafe,
+      joinType: streamingType,
+      condition: splitJoinCondition(keys.rest, left.output, right.output),
+      left,
+      right
+    }
+  }
   if (keys.leftKeys.length > 0) {
     return {
       _tag: j.joinType === "full_outer" ? "ShuffledHashJoinExec" : "BroadcastHashJoinExec",
@@ -615,6 +657,45 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean, streaming: boolean): P.Spar
         schema: p.schema,
         wrapValue: p.wrapValue,
         child: planNode(p.child, false, streaming)
+      }
+    case "FlatMapGroupsWithState":
+      // Spark's FlatMapGroupsWithStateStrategy for a stream (the operator id comes from
+      // assignOperatorIds); over a batch input, its MapGroupsExec / CoGroupExec (no state).
+      return {
+        _tag: "FlatMapGroupsWithStateExec",
+        output: p.output,
+        operatorId: -1,
+        isStreaming: streaming && L.isStreaming(p.child),
+        fn: p.fn,
+        keyFn: p.keyFn,
+        keySchema: p.keySchema,
+        keyIsStruct: p.keyIsStruct,
+        stateSchema: p.stateSchema,
+        stateIsStruct: p.stateIsStruct,
+        outputSchema: p.outputSchema,
+        outputIsStruct: p.outputIsStruct,
+        isMapGroupsWithState: p.isMapGroupsWithState,
+        outputMode: p.outputMode,
+        timeout: p.timeout,
+        child: planNode(p.child, false, streaming),
+        initialState: p.initialState === undefined ? undefined : planNode(p.initialState, false, streaming)
+      }
+    case "TransformWithState":
+      // Spark's StreamingTransformWithStateStrategy; the operator id comes from assignOperatorIds.
+      return {
+        _tag: "TransformWithStateExec",
+        output: p.output,
+        operatorId: -1,
+        keyFn: p.keyFn,
+        keySchema: p.keySchema,
+        processor: p.processor,
+        timeMode: p.timeMode,
+        outputMode: p.outputMode,
+        schema: p.schema,
+        wrapValue: p.wrapValue,
+        child: planNode(p.child, false, streaming),
+        initialState: p.initialState === undefined ? undefined : planNode(p.initialState, false, streaming),
+        initialStateKeyFn: p.initialStateKeyFn
       }
     case "EventTimeWatermark":
       return {

@@ -46,6 +46,9 @@ export type SparkPlan =
   | EventTimeWatermarkExec
   | StatefulAggregateExec
   | StreamingDeduplicateExec
+  | TransformWithStateExec
+  | FlatMapGroupsWithStateExec
+  | StreamingSymmetricHashJoinExec
 
 /** Rows already in memory and already internal (Spark's `LocalTableScanExec`). */
 export interface LocalTableScanExec {
@@ -275,6 +278,103 @@ export interface StreamingDeduplicateExec {
 }
 
 /**
+ * Spark's `JoinConditionSplitPredicates`: the join condition (what is left after the equi-join
+ * keys) split into the deterministic conjuncts over the left input only, those over the right
+ * input only, and the rest (both sides, or nondeterministic); `full` is the whole of it.
+ *
+ * @since 0.1.0
+ */
+export interface JoinConditionSplit {
+  readonly leftSideOnly: Expression | undefined
+  readonly rightSideOnly: Expression | undefined
+  readonly bothSides: Expression | undefined
+  readonly full: Expression | undefined
+}
+
+/**
+ * A join of two streams (Spark's `StreamingSymmetricHashJoinExec`): both sides' rows are kept
+ * in state stores keyed by the equi-join keys, each new row joins with the other side's stored
+ * rows, and the watermark (on a time column in the keys, or through a time-range condition)
+ * bounds the state and decides when an outer row can be emitted with nulls
+ * (`stateful/StreamingSymmetricHashJoinExec.ts`). Planned for a join whose two inputs are
+ * streaming, with at least one equi-join key.
+ *
+ * @since 0.1.0
+ */
+export interface StreamingSymmetricHashJoinExec {
+  readonly _tag: "StreamingSymmetricHashJoinExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  /** Stable across restarts: assigned by a fixed bottom-up walk of the plan (`stateful/StatefulOperators.ts`). */
+  readonly operatorId: number
+  readonly leftKeys: ReadonlyArray<Expression>
+  readonly rightKeys: ReadonlyArray<Expression>
+  /** `leftKeys[i] <=> rightKeys[i]` (null equals null) rather than `=`. */
+  readonly nullSafe: ReadonlyArray<boolean>
+  readonly joinType: "inner" | "left_outer" | "right_outer" | "full_outer" | "left_semi"
+  readonly condition: JoinConditionSplit
+  readonly left: SparkPlan
+  readonly right: SparkPlan
+}
+
+/**
+ * `transformWithState` (Spark's `TransformWithStateExec`): a user's stateful processor called
+ * per key with the batch's rows, then for expired timers; its state variables live in one state
+ * store each, its timers in another (`stateful/TransformWithStateExec.ts`). The optional
+ * `initialState` is a batch plan run in the first batch only.
+ *
+ * @since 0.1.0
+ */
+export interface TransformWithStateExec {
+  readonly _tag: "TransformWithStateExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  /** Stable across restarts: assigned by a fixed walk of the plan (`stateful/StatefulOperators.ts`). */
+  readonly operatorId: number
+  readonly keyFn: (row: any) => unknown
+  /** The key's Effect Schema. */
+  readonly keySchema: unknown
+  /** The stateful processor (`structured/api/StatefulProcessor.ts`). */
+  readonly processor: object
+  readonly timeMode: "None" | "ProcessingTime" | "EventTime"
+  readonly outputMode: "append" | "update"
+  readonly schema: StructType
+  readonly wrapValue: boolean
+  readonly child: SparkPlan
+  readonly initialState: SparkPlan | undefined
+  readonly initialStateKeyFn: ((row: any) => unknown) | undefined
+}
+
+/**
+ * `mapGroupsWithState` / `flatMapGroupsWithState` (Spark's `FlatMapGroupsWithStateExec`; over a
+ * batch input Spark's `MapGroupsExec`, or `CoGroupExec` with an initial state): the user function
+ * per key with the key's rows and its `GroupState`, then (streaming) per timed-out key; the state
+ * lives in one store keyed by the grouping key (`stateful/FlatMapGroupsWithStateExec.ts`). The
+ * optional `initialState` (columns `key`, `state`) is read in a streaming query's first batch only.
+ *
+ * @since 0.1.0
+ */
+export interface FlatMapGroupsWithStateExec {
+  readonly _tag: "FlatMapGroupsWithStateExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  /** Stable across restarts: assigned by a fixed walk of the plan (`stateful/StatefulOperators.ts`). */
+  readonly operatorId: number
+  /** Planned in a streaming query over a streaming child: state, timeouts and watermarks apply. */
+  readonly isStreaming: boolean
+  readonly fn: (key: any, rows: ReadonlyArray<any>, state: any) => Iterable<unknown>
+  readonly keyFn: (row: any) => unknown
+  readonly keySchema: StructType
+  readonly keyIsStruct: boolean
+  readonly stateSchema: StructType
+  readonly stateIsStruct: boolean
+  readonly outputSchema: StructType
+  readonly outputIsStruct: boolean
+  readonly isMapGroupsWithState: boolean
+  readonly outputMode: "append" | "update"
+  readonly timeout: "NoTimeout" | "ProcessingTimeTimeout" | "EventTimeTimeout"
+  readonly child: SparkPlan
+  readonly initialState: SparkPlan | undefined
+}
+
+/**
  * The direct children of an operator, in a fixed order (left before right).
  *
  * @since 0.1.0
@@ -288,9 +388,14 @@ export const children = (p: SparkPlan): ReadonlyArray<SparkPlan> => {
     case "BroadcastHashJoinExec":
     case "ShuffledHashJoinExec":
     case "BroadcastNestedLoopJoinExec":
+    case "StreamingSymmetricHashJoinExec":
       return [p.left, p.right]
     case "UnionExec":
       return p.children
+    case "TransformWithStateExec":
+      return p.initialState === undefined ? [p.child] : [p.child, p.initialState]
+    case "FlatMapGroupsWithStateExec":
+      return p.initialState === undefined ? [p.child] : [p.child, p.initialState]
     case "ProjectExec":
     case "FilterExec":
     case "HashAggregateExec":
@@ -325,9 +430,14 @@ export const withChildren = (p: SparkPlan, next: ReadonlyArray<SparkPlan>): Spar
     case "BroadcastHashJoinExec":
     case "ShuffledHashJoinExec":
     case "BroadcastNestedLoopJoinExec":
+    case "StreamingSymmetricHashJoinExec":
       return { ...p, left: next[0], right: next[1] }
     case "UnionExec":
       return { ...p, children: next }
+    case "TransformWithStateExec":
+      return p.initialState === undefined ? { ...p, child: next[0] } : { ...p, child: next[0], initialState: next[1] }
+    case "FlatMapGroupsWithStateExec":
+      return p.initialState === undefined ? { ...p, child: next[0] } : { ...p, child: next[0], initialState: next[1] }
     case "ProjectExec":
     case "FilterExec":
     case "HashAggregateExec":

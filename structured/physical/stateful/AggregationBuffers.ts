@@ -37,12 +37,18 @@ export interface CompiledAggregation {
 const stripAlias = (e: E.Expression): E.Expression => (e._tag === "Alias" ? stripAlias(e.child) : e)
 
 /**
- * Compiles the aggregation of `p` for one batch (expressions are compiled once, never per row).
+ * Compiles the aggregation of `p` for one batch (expressions are compiled once, never per row),
+ * over rows laid out like `input`: the child's output, or the source of a fused window assignment
+ * (`FusedWindow.ts`), whose window grouping expression (`skipGrouping`) the caller computes.
  *
  * @since 0.1.0
  */
-export const compileAggregation = (p: P.StatefulAggregateExec, cctx: CompileContext): CompiledAggregation => {
-  const input = p.child.output
+export const compileAggregation = (
+  p: P.StatefulAggregateExec,
+  cctx: CompileContext,
+  input: ReadonlyArray<E.AttributeReference> = p.child.output,
+  skipGrouping = -1
+): CompiledAggregation => {
   const groupingTypes = p.groupingAttributes.map((a) => a.dataType)
   return {
     impls: p.aggregateFunctions.map((f) =>
@@ -53,10 +59,10 @@ export const compileAggregation = (p: P.StatefulAggregateExec, cctx: CompileCont
       )
     ),
     result: compileProjection(p.resultExpressions, [...p.groupingAttributes, ...p.aggregateAttributes], cctx),
-    groupingEvals: p.groupingExpressions.map((g) => {
+    groupingEvals: p.groupingExpressions.map((g, i) => {
       const e = stripAlias(g)
-      // A session window is computed by the session path itself, never compiled.
-      return e._tag === "SessionWindow" ? () => null : compile(e, input, cctx)
+      // A session window is computed by the session path itself, a fused window by the caller.
+      return e._tag === "SessionWindow" || i === skipGrouping ? () => null : compile(e, input, cctx)
     }),
     groupingTypes,
     groupingNorms: groupingTypes.map(normalizer),
@@ -124,10 +130,25 @@ export const buffersFromJSON = (
     throw new CorruptState(`expected ${impls.length} aggregate buffers, found ${json.length - offset}`)
   }
   const out = new Array<unknown>(impls.length)
-  for (let j = 0; j < impls.length; j++) {
-    out[j] = guardDecode(`the buffer of aggregate ${j}`, impls[j].fromJSON)(json[offset + j])
-  }
+  for (let j = 0; j < impls.length; j++) out[j] = guardedFromJSON(impls[j], j)(json[offset + j])
   return out
+}
+
+/** Each aggregate's guarded decoder, made once (not once per stored value). */
+const guarded = new WeakMap<AggregateImpl, Array<(json: unknown) => unknown>>()
+
+const guardedFromJSON = (impl: AggregateImpl, j: number): ((json: unknown) => unknown) => {
+  let byPosition = guarded.get(impl)
+  if (byPosition === undefined) {
+    byPosition = []
+    guarded.set(impl, byPosition)
+  }
+  let f = byPosition[j]
+  if (f === undefined) {
+    f = guardDecode(`the buffer of aggregate ${j}`, impl.fromJSON)
+    byPosition[j] = f
+  }
+  return f
 }
 
 /** An array, or `CorruptState`. */

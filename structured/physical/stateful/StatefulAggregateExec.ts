@@ -23,23 +23,22 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type { CompileContext } from "../../../core/Compile.ts"
+import { type CompileContext, compile, dataTypeOf } from "../../../core/Compile.ts"
 import * as T from "../../../core/DataType.ts"
 import type { StateStoreError } from "../../../core/Errors.ts"
 import type { InternalRow } from "../../../core/Row.ts"
-import { groupingKey } from "../HashKeys.ts"
+import { partKey } from "../HashKeys.ts"
 import type * as P from "../SparkPlan.ts"
 import {
   aggregateFields,
   asArray,
   buffersFromJSON,
-  buffersToJSON,
   type CompiledAggregation,
   compileAggregation,
-  evaluateBuffers,
   initBuffers,
   mergeBuffers
 } from "./AggregationBuffers.ts"
+import type { FusedWindow } from "./FusedWindow.ts"
 import { CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
 import { executeSessionWindowAggregate, sessionWindowStateSchema } from "./SessionWindowStateStoreSaveExec.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
@@ -75,65 +74,145 @@ interface Group {
   bufs: Array<unknown>
 }
 
-/** Spark's partial aggregation: the batch's rows grouped (first-seen order) and folded. */
+const MS_PER_DAY = 86_400_000
+
+/**
+ * Spark's partial aggregation: the batch's rows grouped (first-seen order) and folded.
+ *
+ * Groups are found through one nested `Map` per grouping column keyed by the column's value
+ * (`HashKeys.partKey`), so no key is built per row; a group's values and its state key are made
+ * once, when the group is first seen. With a fused window (`FusedWindow.ts`) `rows` are the
+ * window assignment's input: each row's windows are computed here, exactly as Spark's
+ * `TimeWindowing` (and `GenerateExec` here) assign them, latest first, and the row is folded into
+ * the group of each.
+ */
 const groupBatch = (
   p: P.StatefulAggregateExec,
   c: CompiledAggregation,
-  rows: ReadonlyArray<InternalRow>
+  rows: ReadonlyArray<InternalRow>,
+  fused: FusedWindow | undefined,
+  cctx: CompileContext
 ): Array<Group> => {
   const nG = p.groupingExpressions.length
-  const nA = c.impls.length
+  const impls = c.impls
+  const nA = impls.length
   const n = rows.length
   if (nG === 0) {
     // A global aggregation has exactly one group, even over no input (Spark's aggregate without
     // keys always yields a row; StateStoreRestoreExec merges it with the stored one).
-    const bufs = initBuffers(c.impls)
-    for (let i = 0; i < n; i++) for (let j = 0; j < nA; j++) bufs[j] = c.impls[j].update(bufs[j], rows[i])
+    const bufs = initBuffers(impls)
+    for (let i = 0; i < n; i++) for (let j = 0; j < nA; j++) bufs[j] = impls[j].update(bufs[j], rows[i])
     return [{ key: "", values: [], bufs }]
   }
-  const batchKey = groupingKey(c.groupingEvals, c.groupingTypes)
   const toStateKey = stateKey(c.groupingTypes)
-  const index = new Map<unknown, Group>()
+  const wCol = fused === undefined ? -1 : fused.groupingIndex
+  const windowMs = fused === undefined ? 0 : fused.window.windowMs
+  const evals = c.groupingEvals
+  const norms = c.groupingNorms
+  const parts = c.groupingTypes.map((t, col) => {
+    const key = partKey(t)
+    const ev = evals[col]
+    return (row: InternalRow): unknown => key(ev(row))
+  })
+  const last = nG - 1
+  const root = new Map<unknown, unknown>()
   const groups: Array<Group> = []
-  for (let i = 0; i < n; i++) {
-    const row = rows[i]
-    const k = batchKey(row)
-    let g = index.get(k)
+  /** Folds `row` into its group; `start` is its window's start when the window is fused. */
+  const fold = (row: InternalRow, start: number): void => {
+    let m = root
+    for (let col = 0; col < last; col++) {
+      const k = col === wCol ? start : parts[col](row)
+      let next = m.get(k) as Map<unknown, unknown> | undefined
+      if (next === undefined) {
+        next = new Map()
+        m.set(k, next)
+      }
+      m = next
+    }
+    const k = last === wCol ? start : parts[last](row)
+    let g = m.get(k) as Group | undefined
     if (g === undefined) {
       const values = new Array<unknown>(nG)
       for (let col = 0; col < nG; col++) {
-        const v = c.groupingEvals[col](row)
-        const norm = c.groupingNorms[col]
+        if (col === wCol) {
+          values[col] = [start, start + windowMs]
+          continue
+        }
+        const v = evals[col](row)
+        const norm = norms[col]
         values[col] = norm === undefined ? (v === undefined ? null : v) : norm(v)
       }
-      g = { key: toStateKey(values), values, bufs: initBuffers(c.impls) }
-      index.set(k, g)
+      g = { key: toStateKey(values), values, bufs: initBuffers(impls) }
+      m.set(k, g)
       groups.push(g)
     }
     const bufs = g.bufs
-    for (let j = 0; j < nA; j++) bufs[j] = c.impls[j].update(bufs[j], row)
+    for (let j = 0; j < nA; j++) bufs[j] = impls[j].update(bufs[j], row)
+  }
+  if (fused === undefined) {
+    for (let i = 0; i < n; i++) fold(rows[i], 0)
+    return groups
+  }
+  const { slideMs, startMs } = fused.window
+  if (!(windowMs > 0) || !(slideMs > 0)) {
+    throw new Error(`window(): the window (${windowMs} ms) and slide (${slideMs} ms) durations must be positive`)
+  }
+  const time = compile(fused.window.timeColumn, fused.source.output, cctx)
+  const isDate = dataTypeOf(fused.window.timeColumn)._tag === "date"
+  const count = Math.ceil(windowMs / slideMs)
+  const exact = windowMs % slideMs === 0
+  for (let i = 0; i < n; i++) {
+    const row = rows[i]
+    const raw = time(row)
+    // A null event time is in no window (Spark's TimeWindowing filters it out).
+    if (raw === null || raw === undefined) continue
+    const ts = isDate ? (raw as number) * MS_PER_DAY : (raw as number)
+    // The last window starting at or before `ts`: a floor modulo, so times before startTime work.
+    const rem = (ts - startMs) % slideMs
+    const lastStart = ts - (rem < 0 ? rem + slideMs : rem)
+    if (count === 1 && exact) {
+      fold(row, lastStart)
+      continue
+    }
+    for (let w = 0; w < count; w++) {
+      const start = lastStart - w * slideMs
+      if (!exact && !(ts >= start && ts < start + windowMs)) continue
+      fold(row, start)
+    }
   }
   return groups
 }
 
+/** The state value of a group: its grouping values' JSON, then each buffer's JSON, in one array. */
 const encodeGroup = (c: CompiledAggregation, values: ReadonlyArray<unknown>, bufs: ReadonlyArray<unknown>): unknown => {
   const nG = values.length
-  const out = new Array<unknown>(nG + c.impls.length)
+  const impls = c.impls
+  const out = new Array<unknown>(nG + impls.length)
   for (let col = 0; col < nG; col++) out[col] = c.encodeGrouping[col](values[col])
-  const b = buffersToJSON(c.impls, bufs)
-  for (let j = 0; j < b.length; j++) out[nG + j] = b[j]
+  for (let j = 0; j < impls.length; j++) out[nG + j] = impls[j].toJSON(bufs[j])
   return out
 }
 
-const decodeGroup = (
-  c: CompiledAggregation,
-  json: unknown
-): { readonly values: Array<unknown>; readonly bufs: Array<unknown> } => {
+/** The stored value as an array of the expected length, or `CorruptState`. */
+const storedFields = (c: CompiledAggregation, json: unknown): ReadonlyArray<unknown> => {
   const a = asArray(json, "an aggregation state value")
   const nG = c.groupingTypes.length
   if (a.length !== nG + c.impls.length) {
     throw new CorruptState(`expected ${nG + c.impls.length} fields in an aggregation state value, found ${a.length}`)
   }
+  return a
+}
+
+/** A stored group's buffers (its grouping values are the batch group's own). */
+const decodeBuffers = (c: CompiledAggregation, json: unknown): Array<unknown> =>
+  buffersFromJSON(c.impls, storedFields(c, json), c.groupingTypes.length)
+
+const decodeGroup = (
+  c: CompiledAggregation,
+  json: unknown
+): { readonly values: Array<unknown>; readonly bufs: Array<unknown> } => {
+  const a = storedFields(c, json)
+  const nG = c.groupingTypes.length
   const values = new Array<unknown>(nG)
   for (let col = 0; col < nG; col++) values[col] = guardDecode(`grouping value ${col}`, c.decodeGrouping[col])(a[col])
   return { values, bufs: buffersFromJSON(c.impls, a, nG) }
@@ -144,16 +223,19 @@ const outputRow = (
   values: ReadonlyArray<unknown>,
   bufs: ReadonlyArray<unknown>
 ): InternalRow => {
-  const results = evaluateBuffers(c.impls, bufs)
-  const inter = new Array<unknown>(values.length + results.length)
-  for (let i = 0; i < values.length; i++) inter[i] = values[i]
-  for (let j = 0; j < results.length; j++) inter[values.length + j] = results[j]
+  const nG = values.length
+  const impls = c.impls
+  const inter = new Array<unknown>(nG + impls.length)
+  for (let i = 0; i < nG; i++) inter[i] = values[i]
+  for (let j = 0; j < impls.length; j++) inter[nG + j] = impls[j].evaluate(bufs[j])
   return c.result(inter)
 }
 
 /**
  * Runs the operator over its child's rows for the batch `ctx` describes, commits its store and
- * reports its progress; returns the rows to emit, ordered like `p.output`.
+ * reports its progress; returns the rows to emit, ordered like `p.output`. With `fused`
+ * (`FusedWindow.fusedWindow(p)`), `rows` are the rows of `fused.source` and the operator assigns
+ * the windows itself.
  *
  * @since 0.1.0
  */
@@ -161,17 +243,19 @@ export const executeStatefulAggregate = (
   p: P.StatefulAggregateExec,
   rows: ReadonlyArray<InternalRow>,
   ctx: StatefulContext,
-  cctx: CompileContext
+  cctx: CompileContext,
+  fused?: FusedWindow
 ): Effect.Effect<ReadonlyArray<InternalRow>, StateStoreError> =>
   p.sessionWindow !== undefined
     ? executeSessionWindowAggregate(p, p.sessionWindow, rows, ctx, cctx)
-    : Effect.suspend(() => keyedAggregate(p, rows, ctx, cctx))
+    : Effect.suspend(() => keyedAggregate(p, rows, ctx, cctx, fused))
 
 const keyedAggregate = (
   p: P.StatefulAggregateExec,
   rows: ReadonlyArray<InternalRow>,
   ctx: StatefulContext,
-  cctx: CompileContext
+  cctx: CompileContext,
+  fused: FusedWindow | undefined
 ): Effect.Effect<ReadonlyArray<InternalRow>, StateStoreError> => {
   const mode = ctx.outputMode
   const etIndex = p.groupingAttributes.findIndex((a) => a.eventTimeDelayMs !== undefined)
@@ -184,8 +268,11 @@ const keyedAggregate = (
       )
     )
   }
-  const c = compileAggregation(p, cctx)
-  const groups = groupBatch(p, c, rows)
+  const c =
+    fused === undefined
+      ? compileAggregation(p, cctx)
+      : compileAggregation(p, cctx, fused.source.output, fused.groupingIndex)
+  const groups = groupBatch(p, c, rows, fused, cctx)
   // Complete mode neither drops late rows nor evicts (Spark's StateStoreSaveExec, Complete).
   const lateWm = mode === "complete" || etOf === undefined ? undefined : ctx.watermarkForLateEventsMs
   const evictWm = mode === "complete" || etOf === undefined ? undefined : ctx.watermarkForEvictionMs
@@ -203,7 +290,7 @@ const keyedAggregate = (
         decodingState(p.operatorId, () => {
           for (const g of live) {
             const stored = store.get(g.key)
-            if (stored !== undefined) g.bufs = mergeBuffers(c.impls, decodeGroup(c, stored).bufs, g.bufs)
+            if (stored !== undefined) g.bufs = mergeBuffers(c.impls, decodeBuffers(c, stored), g.bufs)
             store.put(g.key, encodeGroup(c, g.values, g.bufs))
           }
         })

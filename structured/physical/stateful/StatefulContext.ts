@@ -46,6 +46,8 @@ export interface OperatorStoreMetrics {
 export interface OperatorStateSchema {
   readonly keySchema: StructType
   readonly valueSchema: StructType
+  /** Values stored by field name: the value schema may gain nullable fields (state/StateStore.ts `StateSchema`). */
+  readonly valueSchemaEvolution?: boolean | undefined
 }
 
 /** Spark's `StateOperatorProgress` fields an operator reports for a batch. */
@@ -77,4 +79,11 @@ export interface StatefulContext {
   ) => Effect.Effect<OperatorStateStore, StateStoreError>
   /** Records an operator's progress for the batch (`progress.stateOperators`, by operator id). */
   readonly reportProgress: (operatorId: number, progress: OperatorProgress) => void
+  /** The batch's timestamp (Spark's `batchTimestampMs`): processing-time timers and TTL compare with it. */
+  readonly batchTimestampMs?: number
+  /**
+   * Asks for a batch (with or without data) once the clock reaches `timestampMs` (`undefined`:
+   * nothing is due): an operator's next processing-time timer or TTL expiry.
+   */
+  readonly requestBatchAt?: (operatorId: number, timestampMs: number | undefined) => void
 }

@@ -4,8 +4,9 @@
  * batch), and whether a new watermark calls for a batch without data (Spark's
  * `StateStoreWriter.shouldRunAnotherBatch`).
  *
- * Operator ids come from one fixed walk: children before parents, left child before right
- * (post-order), numbered 0, 1, 2, … — the same plan gets the same ids after a restart.
+ * Operator ids come from one fixed walk, Spark's (`IncrementalExecution` numbers operators in a
+ * top-down `transform`): parents before children, left child before right (pre-order), numbered
+ * 0, 1, 2, … — the same plan gets the same ids after a restart.
  *
  * @since 0.1.0
  */
@@ -15,13 +16,29 @@ import { aggregateStateSchema, operatorName as aggregateName } from "./StatefulA
 import type { OperatorStateSchema } from "./StatefulContext.ts"
 import { DEFAULT_STORE_NAME } from "./OperatorState.ts"
 import { dedupStateSchema, operatorName as dedupName } from "./StreamingDeduplicateExec.ts"
+import {
+  flatMapGroupsWithStateSchema,
+  groupsWithStateShouldRunAnotherBatch,
+  operatorName as groupsWithStateName
+} from "./FlatMapGroupsWithStateExec.ts"
+import { operatorName as TWS_NAME, transformWithStateStores } from "./TransformWithStateExec.ts"
+import {
+  joinShouldRunAnotherBatch,
+  joinStateStores,
+  operatorName as joinName
+} from "./StreamingSymmetricHashJoinExec.ts"
 
 /**
  * A stateful physical operator.
  *
  * @since 0.1.0
  */
-export type StatefulOperator = P.StatefulAggregateExec | P.StreamingDeduplicateExec
+export type StatefulOperator =
+  | P.StatefulAggregateExec
+  | P.StreamingDeduplicateExec
+  | P.StreamingSymmetricHashJoinExec
+  | P.TransformWithStateExec
+  | P.FlatMapGroupsWithStateExec
 
 /**
  * One store of a stateful operator: its name (`"default"` for an operator's only store) and the
@@ -53,7 +70,12 @@ export interface StatefulOperatorInfo {
  * @since 0.1.0
  */
 export const isStatefulOperator = (p: P.SparkPlan): p is StatefulOperator =>
-  p._tag === "StatefulAggregateExec" || p._tag === "StreamingDeduplicateExec"
+  p._tag === "StatefulAggregateExec" ||
+  p._tag === "StreamingDeduplicateExec" ||
+  p._tag === "StreamingSymmetricHashJoinExec" ||
+  p._tag === "TransformWithStateExec" ||
+  // over a batch input it is Spark's MapGroupsExec: no state
+  (p._tag === "FlatMapGroupsWithStateExec" && p.isStreaming)
 
 const walkPostOrder = (p: P.SparkPlan, f: (p: P.SparkPlan) => void): void => {
   for (const c of P.children(p)) walkPostOrder(c, f)
@@ -61,14 +83,20 @@ const walkPostOrder = (p: P.SparkPlan, f: (p: P.SparkPlan) => void): void => {
 }
 
 /**
- * Numbers the stateful operators 0, 1, 2, … in post-order (children first, left before right).
+ * Numbers the stateful operators 0, 1, 2, … in pre-order (the topmost first, left before right),
+ * as Spark does.
  * The planner calls it once per streaming plan.
  *
  * @since 0.1.0
  */
 export const assignOperatorIds = (plan: P.SparkPlan): P.SparkPlan => {
   let next = 0
-  return P.transformUp(plan, (p) => (isStatefulOperator(p) ? { ...p, operatorId: next++ } : p))
+  const assign = (p: P.SparkPlan): P.SparkPlan => {
+    const self = isStatefulOperator(p) ? { ...p, operatorId: next++ } : p
+    const cs = P.children(self)
+    return cs.length === 0 ? self : P.withChildren(self, cs.map(assign))
+  }
+  return assign(plan)
 }
 
 /**
@@ -102,6 +130,20 @@ export const statefulOperators = (plan: P.SparkPlan): ReadonlyArray<StatefulOper
           node: p
         })
         return
+      case "StreamingSymmetricHashJoinExec":
+        // Spark's four stores: `left-keyToNumValues`, `left-keyWithIndexToValue`, `right-…`.
+        out.push({ operatorId: p.operatorId, name: joinName, stores: joinStateStores(p), node: p })
+        return
+      case "FlatMapGroupsWithStateExec":
+        if (p.isStreaming) {
+          const stores = [{ storeName: DEFAULT_STORE_NAME, schema: flatMapGroupsWithStateSchema(p) }]
+          out.push({ operatorId: p.operatorId, name: groupsWithStateName, stores, node: p })
+        }
+        return
+      case "TransformWithStateExec":
+        // One store per state variable (named by the variable), plus the timers' store.
+        out.push({ operatorId: p.operatorId, name: TWS_NAME, stores: transformWithStateStores(p), node: p })
+        return
       default:
         return
     }
@@ -115,7 +157,9 @@ export const statefulOperators = (plan: P.SparkPlan): ReadonlyArray<StatefulOper
  * `StateStoreWriter.shouldRunAnotherBatch`. An aggregation (session windows included) asks for
  * one in `append` and `update` mode when `newWatermarkMs` is past the eviction watermark the last
  * batch ran with (its state can now be emitted or evicted); a deduplication asks for one on the
- * same condition in every mode. Without a watermark (`currentEvictionWatermarkMs` undefined)
+ * same condition in every mode; a stream-stream join asks for one on the same condition when it
+ * removes state by the watermark (Spark's `StreamingSymmetricHashJoinExec.shouldRunAnotherBatch`).
+ * Without a watermark (`currentEvictionWatermarkMs` undefined)
  * nothing asks. `outputMode` omitted counts as `append`.
  *
  * @example
@@ -143,9 +187,43 @@ export const shouldRunAnotherBatch = (
       case "StreamingDeduplicateExec":
         if (advanced) found = true
         return
+      case "StreamingSymmetricHashJoinExec":
+        if (joinShouldRunAnotherBatch(p, newWatermarkMs, currentEvictionWatermarkMs)) found = true
+        return
+      case "FlatMapGroupsWithStateExec":
+        // Spark's FlatMapGroupsWithStateExec: an event-time timeout may fire once the watermark
+        // moves. For a processing-time timeout Spark always asks; here the operator asks for a
+        // batch when its earliest timeout can fire instead (`StatefulContext.requestBatchAt`).
+        if (groupsWithStateShouldRunAnotherBatch(p, newWatermarkMs, currentEvictionWatermarkMs)) found = true
+        return
+      case "TransformWithStateExec":
+        // Spark's TransformWithStateExecBase: event-time timers can fire once the watermark moves.
+        // In ProcessingTime mode Spark always asks; here the operator asks for a batch at its
+        // next timer or TTL expiry instead (`StatefulContext.requestBatchAt`).
+        if (p.timeMode !== "ProcessingTime" && advanced) found = true
+        return
       default:
         return
     }
   })
   return found
+}
+
+/**
+ * The operators that may owe a batch at a processing time the engine cannot know after a
+ * restart (a `transformWithState` in `TimeMode.ProcessingTime`: its timers and TTL expiries are
+ * in its stores): the engine runs one batch, with or without data, at the first trigger after a
+ * restart, and the operator then asks for the next one (`StatefulContext.requestBatchAt`).
+ *
+ * @since 0.1.0
+ */
+export const processingTimeOperators = (plan: P.SparkPlan): ReadonlyArray<number> => {
+  const out: Array<number> = []
+  walkPostOrder(plan, (p) => {
+    if (p._tag === "TransformWithStateExec" && p.timeMode === "ProcessingTime") out.push(p.operatorId)
+    if (p._tag === "FlatMapGroupsWithStateExec" && p.isStreaming && p.timeout === "ProcessingTimeTimeout") {
+      out.push(p.operatorId)
+    }
+  })
+  return out
 }

@@ -349,8 +349,10 @@ describe("noop and invalid sinks", () => {
         const complete = yield* df.writeStream.format("noop").outputMode("complete").start().pipe(Effect.flip)
         assert.strictEqual(complete._tag, "AnalysisError")
         assert.include(complete.message, "Complete output mode not supported when there are no streaming aggregations")
-        const continuous = yield* df.writeStream
-          .format("noop")
+        // a continuous trigger over an operator continuous processing cannot run
+        const continuous = yield* df
+          .dropDuplicates()
+          .writeStream.format("noop")
           .trigger(Trigger.Continuous("1 second"))
           .start()
           .pipe(Effect.flip)

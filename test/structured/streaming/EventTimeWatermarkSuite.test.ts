@@ -21,6 +21,7 @@ import {
   CheckLastBatch,
   CheckNewAnswer,
   Execute,
+  ExpectFailure,
   StartStream,
   StopStream,
   testStream
@@ -734,11 +735,35 @@ describe("EventTimeWatermarkSuite", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
+  it.effect("overriding watermark should not be allowed by default", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.Struct({ _1: Schema.Number, _2: Schema.Number }))
+      const df = input
+        .toDF()
+        .withColumn("first", F.timestamp_seconds("_1"))
+        .withColumn("second", F.timestamp_seconds("_2"))
+        .withWatermark("first", "1 minute")
+        .select("*")
+        .withWatermark("second", "2 minutes")
+        .groupBy(F.window("second", "1 minute"))
+        .count()
+      yield* testStream(df, "append", [
+        AddData(input, { _1: 100, _2: 200 }),
+        ExpectFailure("AnalysisError", "Redefining watermark is disallowed."),
+        Execute((q) =>
+          Effect.flatMap(q!.exception(), (e) =>
+            Effect.sync(() => assert.include(String(e?.message), "spark.sql.streaming.statefulOperator.allowMultiple"))
+          )
+        )
+      ])
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
   it.effect("overriding watermark should not fail in compatibility mode", () =>
     Effect.gen(function* () {
       // Spark 4 refuses a second `withWatermark` downstream of another ("Redefining watermark
-      // is disallowed.") unless `spark.sql.streaming.statefulOperator.allowMultiple` is false;
-      // tributary has no such check and always behaves as the compatibility mode tested here.
+      // is disallowed.", above) unless `spark.sql.streaming.statefulOperator.allowMultiple` is
+      // false, the compatibility mode tested here.
       const input = yield* MemoryStream.make(Schema.Struct({ _1: Schema.Number, _2: Schema.Number }))
       const df = input
         .toDF()

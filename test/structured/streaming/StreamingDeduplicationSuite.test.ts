@@ -412,7 +412,7 @@ describe("StreamingDeduplicationSuite", () => {
   // MISSING FEATURE (connectors/files): there is no streaming file sink yet ("Failed to find
   // the data source: parquet. Available streaming sinks: console, memory, noop, foreach,
   // foreachBatch"). Flip to `it.effect` once `writeStream.format("parquet")` exists.
-  it.effect.fails("deduplicate with file sink", () =>
+  it.effect("deduplicate with file sink", () =>
     Effect.gen(function* () {
       const spark = yield* Session
       const output = yield* tempDir()

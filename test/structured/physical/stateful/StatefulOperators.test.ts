@@ -97,19 +97,20 @@ vdescribe("plan(logical, { streaming: true })", () => {
     expect(plan(dedup(stream([a, b]), [b]))._tag).toBe("DeduplicateExec")
   })
 
-  vit("operator ids: post-order (children first, left before right), the same every time", () => {
+  vit("operator ids: pre-order as Spark (the topmost first, left before right), the same every time", () => {
     const a = attr("a")
     const build = () => aggregate([a], [a, alias(countOne(), "count")], union(dedup(stream([a])), dedup(stream([a]))))
     const logical = build()
     const ids = (p: P.SparkPlan) => statefulOperators(p).map((o) => [o.operatorId, o.name])
     expect(ids(plan(logical, { streaming: true }))).toEqual([
-      [0, "dedupe"],
+      [0, "stateStoreSave"],
       [1, "dedupe"],
-      [2, "stateStoreSave"]
+      [2, "dedupe"]
     ])
     const p1 = plan(logical, { streaming: true }) as P.StatefulAggregateExec
     const u = p1.child as P.UnionExec
-    expect(u.children.map((c) => (c as P.StreamingDeduplicateExec).operatorId)).toEqual([0, 1])
+    expect(p1.operatorId).toBe(0)
+    expect(u.children.map((c) => (c as P.StreamingDeduplicateExec).operatorId)).toEqual([1, 2])
     expect(ids(plan(logical, { streaming: true }))).toEqual(ids(p1))
   })
 
@@ -123,12 +124,12 @@ vdescribe("plan(logical, { streaming: true })", () => {
     expect(treeString(p)).toBe(
       [
         `HashAggregate(keys=[k#${k.exprId}], functions=[count(1)])`,
-        `+- StateStoreSave [k#${k.exprId}], state info [ opId = 1 ], 2`,
+        `+- StateStoreSave [k#${k.exprId}], state info [ opId = 0 ], 2`,
         `   +- HashAggregate(keys=[k#${k.exprId}], functions=[merge_count(1)])`,
-        `      +- StateStoreRestore [k#${k.exprId}], state info [ opId = 1 ], 2`,
+        `      +- StateStoreRestore [k#${k.exprId}], state info [ opId = 0 ], 2`,
         `         +- HashAggregate(keys=[k#${k.exprId}], functions=[merge_count(1)])`,
         `            +- HashAggregate(keys=[k#${k.exprId}], functions=[partial_count(1)])`,
-        `               +- StreamingDeduplicate [k#${k.exprId}, t#${t.exprId}], state info [ opId = 0 ]`,
+        `               +- StreamingDeduplicate [k#${k.exprId}, t#${t.exprId}], state info [ opId = 1 ]`,
         `                  +- EventTimeWatermark t#${t.exprId}: timestamp, 10 seconds`,
         `                     +- LocalTableScan <empty>, [k#${k.exprId}, t#${t.exprId}]`
       ].join("\n")
@@ -176,8 +177,8 @@ vdescribe("statefulOperators", () => {
         o.stores.map((s) => [s.storeName, T.simpleString(s.schema.keySchema), T.simpleString(s.schema.valueSchema)])
       ])
     ).toEqual([
-      [0, "dedupe", [["default", "struct<k:string,t:timestamp>", "struct<eventTimeMs:bigint>"]]],
-      [1, "stateStoreSave", [["default", "struct<k:string>", "struct<k:string,count(1):bigint>"]]]
+      [0, "stateStoreSave", [["default", "struct<k:string>", "struct<k:string,count(1):bigint>"]]],
+      [1, "dedupe", [["default", "struct<k:string,t:timestamp>", "struct<eventTimeMs:bigint>"]]]
     ])
     const plain = statefulOperators(plan(dedup(stream([k]), [k]), { streaming: true }))
     expect(T.simpleString(plain[0].stores[0].schema.valueSchema)).toBe("struct<__dummy__:void>")

@@ -73,24 +73,24 @@ describe("StreamingDeduplicateExec: StreamingDeduplicationSuite", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
-  it.effect("multiple deduplicates: operator ids follow the plan bottom-up", () =>
+  it.effect("multiple deduplicates: operator ids follow the plan top-down (Spark)", () =>
     Effect.gen(function* () {
       const input = yield* MemoryStream.make(Pair)
       const d = new StreamDriver(planStreaming(input.toDF().dropDuplicates().dropDuplicates(["_1"])), "append")
       assert.deepStrictEqual(yield* d.addData([["a", 1]]), [["a", 1]])
       assert.deepStrictEqual(
-        [metrics(d, 0), metrics(d, 1)],
+        [metrics(d, 1), metrics(d, 0)],
         [
           [1, 1, 0, 0],
           [1, 1, 0, 0]
         ]
       )
-      // Dropped by the second dropDuplicates (operator 1).
+      // Dropped by the second dropDuplicates (the topmost: operator 0).
       assert.deepStrictEqual(yield* d.addData([["a", 2]]), [])
-      assert.deepStrictEqual([metrics(d, 0)[0], metrics(d, 1)[0]], [2, 1])
-      assert.deepStrictEqual([metrics(d, 0)[1], metrics(d, 1)[1]], [1, 0])
+      assert.deepStrictEqual([metrics(d, 1)[0], metrics(d, 0)[0]], [2, 1])
+      assert.deepStrictEqual([metrics(d, 1)[1], metrics(d, 0)[1]], [1, 0])
       assert.deepStrictEqual(yield* d.addData([["b", 1]]), [["b", 1]])
-      assert.deepStrictEqual([metrics(d, 0)[0], metrics(d, 1)[0]], [3, 2])
+      assert.deepStrictEqual([metrics(d, 1)[0], metrics(d, 0)[0]], [3, 2])
     }).pipe(Effect.provide(Session.layer()))
   )
 
@@ -138,14 +138,14 @@ describe("StreamingDeduplicateExec: StreamingDeduplicationSuite", () => {
         .agg(F.count("*").as("count"))
         .select(F.col("window").getField("start").cast("long"), F.col("count"))
       const d = new StreamDriver(planStreaming(df), "append")
-      // Operator 0 is the deduplication (below), 1 the aggregation.
+      // Operator 0 is the aggregation (the topmost), 1 the deduplication below it.
       assert.deepStrictEqual(yield* d.addData(v(...range(1, 5).flatMap(() => range(10, 15)))), [])
-      assert.deepStrictEqual([d.progressOf(1)?.numRowsTotal, d.progressOf(0)?.numRowsTotal], [2, 6])
+      assert.deepStrictEqual([d.progressOf(0)?.numRowsTotal, d.progressOf(1)?.numRowsTotal], [2, 6])
       assert.deepStrictEqual(yield* d.addData(v(25)), [[10, 5]])
-      assert.deepStrictEqual([d.progressOf(1)?.numRowsTotal, d.progressOf(0)?.numRowsTotal], [2, 1])
+      assert.deepStrictEqual([d.progressOf(0)?.numRowsTotal, d.progressOf(1)?.numRowsTotal], [2, 1])
       assert.deepStrictEqual(yield* d.addData(v(10)), [])
       assert.deepStrictEqual(
-        [d.progressOf(1)?.numRowsDroppedByWatermark, d.progressOf(0)?.numRowsDroppedByWatermark],
+        [d.progressOf(0)?.numRowsDroppedByWatermark, d.progressOf(1)?.numRowsDroppedByWatermark],
         [0, 1]
       )
       assert.deepStrictEqual(
@@ -155,7 +155,7 @@ describe("StreamingDeduplicateExec: StreamingDeduplicationSuite", () => {
           [25, 1]
         ])
       )
-      assert.deepStrictEqual([d.progressOf(1)?.numRowsTotal, d.progressOf(0)?.numRowsTotal], [1, 1])
+      assert.deepStrictEqual([d.progressOf(0)?.numRowsTotal, d.progressOf(1)?.numRowsTotal], [1, 1])
     }).pipe(Effect.provide(Session.layer()))
   )
 
@@ -171,10 +171,10 @@ describe("StreamingDeduplicateExec: StreamingDeduplicationSuite", () => {
       const u = new StreamDriver(planStreaming(df), "update")
       assert.deepStrictEqual(yield* u.addData([["a", 1]]), [["a", 1]])
       assert.deepStrictEqual(yield* u.addData([["a", 1]]), [])
-      assert.deepStrictEqual([u.progressOf(1)?.numRowsUpdated, u.progressOf(0)?.numRowsUpdated], [0, 0])
+      assert.deepStrictEqual([u.progressOf(0)?.numRowsUpdated, u.progressOf(1)?.numRowsUpdated], [0, 0])
       assert.deepStrictEqual(yield* u.addData([["a", 2]]), [["a", 3]])
       assert.deepStrictEqual(yield* u.addData([["b", 1]]), [["b", 1]])
-      assert.deepStrictEqual([u.progressOf(1)?.numRowsTotal, u.progressOf(0)?.numRowsTotal], [2, 3])
+      assert.deepStrictEqual([u.progressOf(0)?.numRowsTotal, u.progressOf(1)?.numRowsTotal], [2, 3])
 
       const c = new StreamDriver(planStreaming(df), "complete")
       assert.deepStrictEqual(yield* c.addData([["a", 1]]), [["a", 1]])

@@ -1,0 +1,221 @@
+#!/usr/bin/env node
+/**
+ * The `tributary` command-line tool (effect's cli module): looks inside checkpoints without
+ * running anything.
+ *
+ * ```
+ * tributary checkpoint inspect <dir>          query id, batches, offsets, watermarks, commits, state operators
+ * tributary checkpoint check <dir> <module>   can the module's query continue from this checkpoint?
+ * tributary state read <dir> [--operator N] [--batch N] [--store NAME] [--json]
+ * tributary state metadata <dir>             the stateful operators and their stores
+ * tributary run <module>                      runs the module's query until it ends or Ctrl-C, with a status line
+ * ```
+ *
+ * A pipeline module's default export is a function of the session that returns the query's
+ * `DataStreamWriter` (or an Effect of one); it may export `sessionOptions` for `Session.layer`:
+ *
+ * ```ts
+ * export const sessionOptions = { stateStore: "duckdb" }
+ * export default (spark) => spark.readStream.format("rate").load()
+ *   .withWatermark("timestamp", "5 seconds").groupBy(F.window("timestamp", "10 seconds")).count()
+ *   .writeStream.format("console").outputMode("append").option("checkpointLocation", "/tmp/cp")
+ * ```
+ *
+ * `state read` opens the checkpoint's state with the provider that wrote it (recorded in the
+ * offset log). Errors (a folder that is not a checkpoint, a corrupt file, an unknown operator)
+ * print one line naming what is wrong and exit with status 1.
+ *
+ * @since 0.1.0
+ */
+import { resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+import { Console, Data, Deferred, Effect, FileSystem, Layer, Option, Path, Stdio, Terminal } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
+import { type DataStreamWriter, Session, type SessionOptions, type SessionShape } from "../mod.ts"
+import { checkAgainstCheckpoint } from "../structured/execution/CheckpointCheck.ts"
+import { inspectCheckpoint, renderInspection } from "../structured/execution/CheckpointInspect.ts"
+import { NodeCheckpointFileSystem } from "../state/NodeCheckpointFileSystem.ts"
+
+const VERSION = "0.1.0"
+
+const dir = Argument.String("dir").pipe(Argument.withDescription("the query's checkpoint folder"))
+
+const inspect = Command.make("inspect", { dir }, ({ dir }) =>
+  Effect.flatMap(inspectCheckpoint(NodeCheckpointFileSystem, dir), (r) => Console.log(renderInspection(r)))
+).pipe(Command.withDescription("Shows a checkpoint: query id, batches with offsets, watermarks and timestamps, commits, state operators"))
+
+/** What a pipeline module exports. */
+interface PipelineModule {
+  readonly default: (spark: SessionShape) => DataStreamWriter<any> | Effect.Effect<DataStreamWriter<any>, unknown, Session>
+  readonly sessionOptions?: SessionOptions
+}
+
+class ModuleError extends Data.TaggedError("ModuleError")<{ readonly message: string }> {}
+
+const loadModule = (file: string) =>
+  Effect.tryPromise({
+    try: () => import(pathToFileURL(resolve(file)).href) as Promise<PipelineModule>,
+    catch: (e) => new ModuleError({ message: `cannot load ${file}: ${e instanceof Error ? e.message : String(e)}` })
+  }).pipe(
+    Effect.flatMap((m) =>
+      typeof m.default === "function"
+        ? Effect.succeed(m)
+        : Effect.fail(new ModuleError({ message: `${file} has no default export: export a function (spark) => df.writeStream…` }))
+    )
+  )
+
+/** The module's writer, built in the current session. */
+const writerOf = (m: PipelineModule) =>
+  Effect.gen(function* () {
+    const spark = yield* Session
+    const made = m.default(spark)
+    return Effect.isEffect(made) ? yield* (made as Effect.Effect<DataStreamWriter<any>, unknown, Session>) : made
+  })
+
+const moduleArg = Argument.String("module").pipe(Argument.withDescription("a pipeline module (default export: (spark) => writeStream)"))
+
+const check = Command.make("check", { dir, module: moduleArg }, ({ dir, module }) =>
+  Effect.gen(function* () {
+    const m = yield* loadModule(module)
+    const inspection = yield* inspectCheckpoint(NodeCheckpointFileSystem, dir)
+    const options: SessionOptions = {
+      ...m.sessionOptions,
+      stateStore: inspection.stateProvider === "memory" ? "memory" : (m.sessionOptions?.stateStore ?? "duckdb")
+    }
+    const report = yield* Effect.gen(function* () {
+      const writer = yield* writerOf(m)
+      return yield* checkAgainstCheckpoint(NodeCheckpointFileSystem, dir, writer.df.analyzed())
+    }).pipe(Effect.provide(Session.layer(options)))
+    for (const line of report.lines) yield* Console.log(line)
+    if (!report.compatible) return yield* new ModuleError({ message: `the query in ${module} cannot continue from ${dir}` })
+    yield* Console.log(`compatible: the query in ${module} can continue from ${dir}`)
+  })
+).pipe(Command.withDescription("Says whether a pipeline module's query can continue from a checkpoint (state operators and schemas)"))
+
+const checkpoint = Command.make("checkpoint").pipe(
+  Command.withDescription("Looks inside a streaming query's checkpoint"),
+  Command.withSubcommands([inspect, check])
+)
+
+const statusLine = (p: { batchId: number; inputRowsPerSecond: number; processedRowsPerSecond: number; eventTime: Readonly<Record<string, string>>; stateOperators: ReadonlyArray<{ numRowsTotal: number }> }) =>
+  `batch ${p.batchId} · input ${Number.isFinite(p.inputRowsPerSecond) ? p.inputRowsPerSecond.toFixed(1) : "–"} rows/s · ` +
+  `processed ${Number.isFinite(p.processedRowsPerSecond) ? p.processedRowsPerSecond.toFixed(1) : "–"} rows/s` +
+  (p.eventTime.watermark === undefined ? "" : ` · watermark ${p.eventTime.watermark}`) +
+  (p.stateOperators.length === 0 ? "" : ` · state rows ${p.stateOperators.reduce((n, o) => n + o.numRowsTotal, 0)}`)
+
+const runCommand = Command.make("run", { module: moduleArg }, ({ module }) =>
+  Effect.gen(function* () {
+    const m = yield* loadModule(module)
+    yield* Effect.gen(function* () {
+      const spark = yield* Session
+      const writer = yield* writerOf(m)
+      yield* spark.streams.addListener({
+        onQueryProgress: (e) => void process.stderr.write(`\r${statusLine(e.progress)}\u001b[K`)
+      })
+      const query = yield* writer.start()
+      yield* Console.log(`started query ${query.name ?? ""} ${query.id} (run ${query.runId}); Ctrl-C stops it`)
+      const interrupted = yield* Deferred.make<void>()
+      const onSignal = () => Deferred.doneUnsafe(interrupted, Effect.void)
+      process.once("SIGINT", onSignal)
+      yield* Effect.raceFirst(Effect.asVoid(query.awaitTermination()), Deferred.await(interrupted))
+      process.off("SIGINT", onSignal)
+      process.stderr.write("\n")
+      yield* query.stop()
+      const error = yield* query.exception()
+      if (error !== null) return yield* error
+      const last = yield* query.lastProgress()
+      yield* Console.log(`stopped after ${last === null ? "no batch" : `batch ${last.batchId}`}`)
+    }).pipe(Effect.provide(Session.layer(m.sessionOptions ?? {})))
+  })
+).pipe(Command.withDescription("Runs a pipeline module's query until it ends or Ctrl-C, with a live status line"))
+
+/** A session whose state provider is the one that wrote `dir` (default DuckDB). */
+const withCheckpointSession = <A, E>(dir: string, program: Effect.Effect<A, E, Session>) =>
+  Effect.flatMap(inspectCheckpoint(NodeCheckpointFileSystem, dir), (r) =>
+    program.pipe(Effect.provide(Session.layer({ stateStore: r.stateProvider === "memory" ? "memory" : "duckdb" })))
+  )
+
+const read = Command.make(
+  "read",
+  {
+    dir,
+    operator: Flag.Int("operator").pipe(Flag.withDescription("the operator id (default 0)"), Flag.withDefault(0)),
+    batch: Flag.Int("batch").pipe(Flag.withDescription("a committed batch id (default: the last)"), Flag.optional),
+    store: Flag.String("store").pipe(Flag.withDescription("the store name (default 'default')"), Flag.withDefault("default")),
+    json: Flag.Boolean("json").pipe(Flag.withDescription("one JSON object per row instead of a table"), Flag.withDefault(false))
+  },
+  ({ dir, operator, batch, store, json }) =>
+    withCheckpointSession(
+      dir,
+      Effect.gen(function* () {
+        const spark = yield* Session
+        let reader = spark.read.format("statestore").option("operatorId", operator).option("storeName", store)
+        if (Option.isSome(batch)) reader = reader.option("batchId", batch.value)
+        const df = yield* reader.load(dir)
+        if (!json) return yield* df.show(1_000_000, false)
+        for (const row of yield* df.collect()) yield* Console.log(JSON.stringify(row))
+      })
+    )
+).pipe(Command.withDescription("Prints one state store of a stateful operator at a committed batch"))
+
+const metadata = Command.make("metadata", { dir }, ({ dir }) =>
+  withCheckpointSession(
+    dir,
+    Effect.gen(function* () {
+      const spark = yield* Session
+      yield* (yield* spark.read.format("state-metadata").load(dir)).show(1000, false)
+    })
+  )
+).pipe(Command.withDescription("Lists the stateful operators and their stores"))
+
+const state = Command.make("state").pipe(
+  Command.withDescription("Reads the state a streaming query keeps in its checkpoint"),
+  Command.withSubcommands([read, metadata])
+)
+
+/** The root command. */
+export const tributary = Command.make("tributary").pipe(
+  Command.withDescription("Inspect tributary (Spark Structured Streaming) checkpoints and state"),
+  Command.withSubcommands([checkpoint, state, runCommand])
+)
+
+const unsupported = (what: string) => Effect.die(new Error(`the tributary CLI does not use ${what}`))
+
+/**
+ * What effect's cli needs from the platform, from `node:` built-ins only (no platform package):
+ * the arguments and output streams; the file system, terminal input and child processes are
+ * never used by these commands.
+ */
+export const environment = (args: ReadonlyArray<string>) =>
+  Layer.mergeAll(
+    Stdio.layerTest({ args: Effect.succeed(args) }),
+    Path.layer,
+    FileSystem.layerNoop({}),
+    Layer.succeed(Terminal.Terminal)(
+      Terminal.make({
+        columns: Effect.succeed(process.stdout.columns ?? 100),
+        rows: Effect.succeed(process.stdout.rows ?? 40),
+        size: unsupported("terminal resizing"),
+        readInput: unsupported("terminal input"),
+        readLine: unsupported("terminal input"),
+        display: (text) => Effect.sync(() => void process.stdout.write(text))
+      })
+    ),
+    Layer.succeed(ChildProcessSpawner)(ChildProcessSpawner.of({ spawn: () => unsupported("child processes") } as never))
+  )
+
+/** Runs the CLI on `args` (without the program name). */
+export const main = (args: ReadonlyArray<string>) =>
+  Command.runWith(tributary, { version: VERSION })(args).pipe(Effect.provide(environment(args)))
+
+if (import.meta.main === true || process.argv[1]?.endsWith("tributary.ts") || process.argv[1]?.endsWith("tributary.js")) {
+  Effect.runPromiseExit(main(process.argv.slice(2))).then((exit) => {
+    if (exit._tag === "Failure") {
+      const e = exit.cause.reasons?.[0] as { error?: { message?: string; _tag?: string } } | undefined
+      const error = e?.error
+      if (error?._tag !== undefined && !String(error._tag).startsWith("Cli")) console.error(`error: ${error.message ?? error._tag}`)
+      process.exitCode = 1
+    }
+  })
+}

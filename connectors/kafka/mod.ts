@@ -1,0 +1,45 @@
+/**
+ * The Kafka connector: the `kafka` streaming source, batch format and sink, on kafkajs, with
+ * Spark's option names (`kafka.bootstrap.servers`, `subscribe`, `startingOffsets`, …). Importing
+ * this module registers nothing; the composition root calls `registerKafka()`.
+ *
+ * @example
+ * ```ts
+ * import { registerKafka } from "./connectors/kafka/mod.ts"
+ * registerKafka()
+ * // spark.readStream.format("kafka"), spark.read.format("kafka") and
+ * // writeStream.format("kafka") now resolve
+ * ```
+ * @since 0.1.0
+ */
+import { registerBatchFormat } from "../../core/Formats.ts"
+import { registerSinkFormat, registerSourceFormat } from "../../core/Streaming.ts"
+import { KafkaBatchFormat } from "./KafkaBatch.ts"
+import { KafkaSinkFormat } from "./KafkaSink.ts"
+import { KafkaSourceFormat } from "./KafkaSource.ts"
+
+export { KafkaBatchFormat } from "./KafkaBatch.ts"
+export { type KafkaReader, makeReader, type OffsetMap, type RetryPolicy } from "./KafkaClient.ts"
+export {
+  type ConsumerStrategy,
+  HeadersType,
+  type KafkaReadOptions,
+  type KafkaWriteOptions,
+  kafkaSchema,
+  type OffsetRangeLimit,
+  parseBatchOptions,
+  parsePartitionOffsets,
+  parseStreamOptions,
+  parseWriteOptions,
+  type TopicPartition
+} from "./KafkaOptions.ts"
+export { DEFAULT_MARKER_TOPIC, KafkaSinkFormat, projectionFor } from "./KafkaSink.ts"
+export { KafkaSourceFormat, makeKafkaSource, rateLimit } from "./KafkaSource.ts"
+export { decodeKafkaSourceOffset, type KafkaSourceOffset, KafkaSourceOffsetSchema } from "./KafkaSourceOffset.ts"
+
+/** Registers the `kafka` source, batch format and sink (`core/Streaming.ts`, `core/Formats.ts`). */
+export const registerKafka = (): void => {
+  registerSourceFormat(KafkaSourceFormat)
+  registerBatchFormat(KafkaBatchFormat)
+  registerSinkFormat(KafkaSinkFormat)
+}

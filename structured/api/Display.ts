@@ -1,0 +1,173 @@
+/**
+ * Rich display in notebooks (Deno's Jupyter kernel): the MIME bundles behind
+ * `df[Symbol.for("Jupyter.display")]()` and `query[Symbol.for("Jupyter.display")]()`.
+ *
+ * A DataFrame shows its first rows as an HTML table with its schema (and its row count when it
+ * is cheap: a local relation), next to the ASCII table of `show()` as `text/plain`. A streaming
+ * DataFrame shows its schema only (it runs with `writeStream.start()`). A streaming query shows a
+ * card: status, input and processing rates, batch duration, watermark, state rows and the last
+ * error; inside Deno's kernel the card keeps updating in place (Jupyter's `update_display_data`)
+ * until the query stops.
+ *
+ * @example
+ * ```ts
+ * // a notebook cell: the value of the last expression renders through Jupyter.display
+ * const spark = await Session.open()
+ * spark.createDataFrame([{ a: 1 }], Schema.Struct({ a: Schema.Int }))
+ * ```
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import * as T from "../../core/DataType.ts"
+import type { InternalRow } from "../../core/Row.ts"
+import { cellString, showString } from "../../core/ShowString.ts"
+import type { StreamingQuery } from "./StreamingQuery.ts"
+import type { StreamingQueryProgress } from "./StreamingQueryProgress.ts"
+
+/** The key Deno's Jupyter kernel (and `Deno.jupyter.display`) looks for. */
+export const JUPYTER_DISPLAY: unique symbol = Symbol.for("Jupyter.display") as never
+
+/** A Jupyter MIME bundle (empty when the value was already displayed another way). */
+export type MimeBundle = { readonly "text/html"?: string; readonly "text/plain"?: string }
+
+/** Escapes text for HTML (every interpolated value goes through it). */
+export const escapeHtml = (s: string): string =>
+  s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;")
+
+const STYLE =
+  "<style>.trib table{border-collapse:collapse;font:12px ui-monospace,monospace}.trib th,.trib td{border:1px solid #ccc;padding:2px 6px;text-align:left}.trib th{background:#f3f3f3}.trib .meta{color:#666;font:11px sans-serif;margin:4px 0}</style>"
+
+/**
+ * The bundle of a batch result: the first `numRows` of `rows` (one more tells whether there are
+ * more), and the total when the caller knows it.
+ *
+ * @since 0.1.0
+ */
+export const tableBundle = (
+  schema: T.StructType,
+  rows: ReadonlyArray<InternalRow>,
+  numRows: number,
+  total?: number
+): MimeBundle => {
+  const shown = rows.slice(0, numRows)
+  const head = schema.fields
+    .map((f) => `<th title="${escapeHtml(T.simpleString(f.dataType))}">${escapeHtml(f.name)}</th>`)
+    .join("")
+  const body = shown
+    .map((r) => `<tr>${schema.fields.map((f, i) => `<td>${escapeHtml(cellString(f.dataType, r[i]))}</td>`).join("")}</tr>`)
+    .join("")
+  const count =
+    total !== undefined
+      ? `${total} ${total === 1 ? "row" : "rows"}`
+      : rows.length > numRows
+        ? `first ${numRows} rows`
+        : `${shown.length} ${shown.length === 1 ? "row" : "rows"}`
+  const schemaText = schema.fields.map((f) => `${f.name}: ${T.simpleString(f.dataType)}`).join(", ")
+  return {
+    "text/html": `${STYLE}<div class="trib"><div class="meta">DataFrame[${escapeHtml(schemaText)}] · ${escapeHtml(count)}</div><table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`,
+    "text/plain": showString(schema, rows, numRows, 20)
+  }
+}
+
+/**
+ * The bundle of a streaming DataFrame: it cannot be collected, so its schema and how to run it.
+ *
+ * @since 0.1.0
+ */
+export const streamingBundle = (schema: T.StructType): MimeBundle => {
+  const text = `Streaming DataFrame[${schema.fields.map((f) => `${f.name}: ${T.simpleString(f.dataType)}`).join(", ")}]`
+  return {
+    "text/html": `${STYLE}<div class="trib"><div class="meta">${escapeHtml(text)}</div><div>Run it with <code>writeStream…start()</code>.</div></div>`,
+    "text/plain": text
+  }
+}
+
+const rate = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? "–" : `${x.toFixed(1)} rows/s`)
+
+/**
+ * The card of a streaming query from its status, last progress and error.
+ *
+ * @since 0.1.0
+ */
+export const queryCard = (
+  q: { readonly id: string; readonly runId: string; readonly name: string | null },
+  active: boolean,
+  statusMessage: string,
+  progress: StreamingQueryProgress | null,
+  error: string | undefined
+): MimeBundle => {
+  const stateRows = progress?.stateOperators.reduce((n, o) => n + o.numRowsTotal, 0)
+  const fields: ReadonlyArray<readonly [string, string]> = [
+    ["status", active ? statusMessage : error === undefined ? "stopped" : "failed"],
+    ["batch", progress === null ? "–" : String(progress.batchId)],
+    ["input rate", rate(progress?.inputRowsPerSecond)],
+    ["processing rate", rate(progress?.processedRowsPerSecond)],
+    ["batch duration", progress === null ? "–" : `${progress.batchDuration} ms`],
+    ["watermark", progress?.eventTime.watermark ?? "–"],
+    ["state rows", stateRows === undefined || progress?.stateOperators.length === 0 ? "–" : String(stateRows)],
+    ...(error === undefined ? [] : ([["error", error]] as const))
+  ]
+  const title = `${q.name ?? "query"} ${q.id}`
+  return {
+    "text/html": `${STYLE}<div class="trib"><div class="meta">StreamingQuery ${escapeHtml(title)} (run ${escapeHtml(q.runId)})</div><table>${fields
+      .map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`)
+      .join("")}</table></div>`,
+    "text/plain": [`StreamingQuery ${title}`, ...fields.map(([k, v]) => `  ${k}: ${v}`)].join("\n")
+  }
+}
+
+/** The card of `query` now. */
+export const queryBundle = (query: StreamingQuery): Effect.Effect<MimeBundle> =>
+  Effect.gen(function* () {
+    const active = yield* query.isActive()
+    const status = yield* query.status()
+    const progress = yield* query.lastProgress()
+    const error = yield* query.exception()
+    return queryCard(query, active, status.message, progress, error?.message)
+  })
+
+interface DenoJupyter {
+  readonly display: (obj: unknown, options?: { raw?: boolean; update?: boolean; display_id?: string }) => Promise<void>
+}
+
+/** Deno's Jupyter API inside the kernel; outside it, reading `Deno.jupyter` throws. */
+const denoJupyter = (): DenoJupyter | undefined => {
+  try {
+    return (globalThis as { Deno?: { jupyter?: DenoJupyter } }).Deno?.jupyter
+  } catch {
+    return undefined
+  }
+}
+
+/** How often a live card refreshes. */
+const REFRESH_MS = 1000
+
+/**
+ * What `query[Symbol.for("Jupyter.display")]()` resolves to. In Deno's kernel the card is shown
+ * under a display id and refreshed every second until the query stops (the returned bundle is
+ * then `{}`, which the kernel does not show, so the card is not shown twice); elsewhere it is a
+ * snapshot.
+ *
+ * @since 0.1.0
+ */
+export const displayQuery = async (query: StreamingQuery): Promise<MimeBundle> => {
+  const first = await Effect.runPromise(queryBundle(query))
+  const jupyter = denoJupyter()
+  if (jupyter === undefined) return first
+  const displayId = `tributary-${query.runId}`
+  await jupyter.display(first, { raw: true, display_id: displayId })
+  const timer = setInterval(() => {
+    Effect.runPromise(Effect.zip(queryBundle(query), query.isActive())).then(
+      ([bundle, active]) => {
+        if (!active) clearInterval(timer)
+        return jupyter.display(bundle, { raw: true, update: true, display_id: displayId })
+      },
+      () => clearInterval(timer)
+    )
+  }, REFRESH_MS)
+  // A refresh must not keep a script alive (Deno: unrefTimer; Node: unref).
+  const t = timer as unknown as { unref?: () => void }
+  if (typeof t.unref === "function") t.unref()
+  else (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno?.unrefTimer?.(timer as unknown as number)
+  return {}
+}

@@ -1,0 +1,146 @@
+/**
+ * Spark's `TransformWithListStateSuite`: `TestListStateProcessor` driven by `(key, action,
+ * value)` rows — put, append, appendAll, emit and clear — and the list state's refusals of null
+ * values and empty lists.
+ */
+import { describe, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import {
+  type ListState,
+  MemoryStream,
+  Session,
+  StatefulProcessor,
+  type StatefulProcessorHandle,
+  TimeMode
+} from "../../../mod.ts"
+import {
+  AddData,
+  CheckNewAnswer,
+  ExpectFailure,
+  StartStream,
+  StopStream,
+  testStream
+} from "../../../structured/testing.ts"
+import { providers } from "./StreamingTestKit.ts"
+
+const InputRow = Schema.Struct({ key: Schema.String, action: Schema.String, value: Schema.String })
+type InputRow = typeof InputRow.Type
+const Out = Schema.Struct({ key: Schema.String, value: Schema.String })
+type Out = typeof Out.Type
+
+/** Spark's `TestListStateProcessor`. */
+class TestListStateProcessor extends StatefulProcessor<string, InputRow, Out> {
+  readonly outputSchema = Out
+  private list!: ListState<string>
+  init(handle: StatefulProcessorHandle): void {
+    this.list = handle.getListState("testListState", Schema.String)
+  }
+  handleInputRows(key: string, rows: ReadonlyArray<InputRow>): Iterable<Out> {
+    const out: Array<Out> = []
+    for (const row of rows) {
+      switch (row.action) {
+        case "emit":
+          out.push({ key, value: row.value })
+          break
+        case "emitAllInState":
+          for (const v of this.list.get()) out.push({ key, value: v })
+          this.list.clear()
+          break
+        case "append":
+          this.list.appendValue(row.value)
+          break
+        case "appendAll":
+          this.list.appendList(row.value.split(","))
+          break
+        case "put":
+          this.list.put(row.value.split(","))
+          break
+        case "remove":
+          this.list.clear()
+          break
+        case "exists":
+          out.push({ key, value: String(this.list.exists()) })
+          break
+        case "tryAppendingNull":
+          this.list.appendValue(null as unknown as string)
+          break
+        case "tryAppendingNullValueInList":
+          this.list.appendList([null as unknown as string])
+          break
+        case "tryPuttingEmptyList":
+          this.list.put([])
+          break
+        case "tryAppendingEmptyList":
+          this.list.appendList([])
+          break
+      }
+    }
+    return out
+  }
+}
+
+const input = () => MemoryStream.make(InputRow)
+const row = (key: string, action: string, value = ""): InputRow => ({ key, action, value })
+const out = (key: string, value: string): Out => ({ key, value })
+
+const listStateQuery = (stream: MemoryStream<InputRow>) =>
+  stream
+    .toDF()
+    .groupByKey((r) => r.key, Schema.String)
+    .transformWithState(new TestListStateProcessor(), { timeMode: TimeMode.None, outputMode: "update" })
+
+describe("TransformWithListStateSuite", () => {
+  for (const [action, error] of [
+    ["tryAppendingNull", "ILLEGAL_STATE_STORE_VALUE.NULL_VALUE"],
+    ["tryAppendingNullValueInList", "ILLEGAL_STATE_STORE_VALUE.NULL_VALUE"],
+    ["tryPuttingEmptyList", "ILLEGAL_STATE_STORE_VALUE.EMPTY_LIST_VALUE"],
+    ["tryAppendingEmptyList", "ILLEGAL_STATE_STORE_VALUE.EMPTY_LIST_VALUE"]
+  ] as const) {
+    it.effect(`${action} fails with ${error}`, () =>
+      Effect.gen(function* () {
+        const stream = yield* input()
+        yield* testStream(listStateQuery(stream), "update", [
+          AddData(stream, row("k1", action)),
+          ExpectFailure("StateStoreError", error)
+        ])
+      }).pipe(Effect.provide(Session.layer()))
+    )
+  }
+
+  for (const provider of providers) {
+    it.effect(`list state correctness (${provider.name})`, () =>
+      Effect.gen(function* () {
+        const stream = yield* input()
+        yield* testStream(listStateQuery(stream), "update", [
+          AddData(stream, row("k1", "put", "v1,v2,v3")),
+          AddData(stream, row("k1", "emitAllInState")),
+          CheckNewAnswer(out("k1", "v1"), out("k1", "v2"), out("k1", "v3")),
+          // emitAllInState cleared the list
+          AddData(stream, row("k1", "emitAllInState")),
+          CheckNewAnswer(),
+          // put replaces the list
+          AddData(stream, row("k1", "put", "v1,v2,v3")),
+          AddData(stream, row("k1", "put", "v4,v5,v6")),
+          AddData(stream, row("k1", "emitAllInState")),
+          CheckNewAnswer(out("k1", "v4"), out("k1", "v5"), out("k1", "v6")),
+          // append adds one value
+          AddData(stream, row("k1", "append", "v7")),
+          AddData(stream, row("k1", "emitAllInState")),
+          CheckNewAnswer(out("k1", "v7")),
+          // appendAll adds a list, after what is there; the list survives a restart
+          AddData(stream, row("k1", "put", "v1"), row("k1", "appendAll", "v2,v3")),
+          CheckNewAnswer(),
+          StopStream,
+          StartStream(),
+          AddData(stream, row("k1", "exists"), row("k2", "exists")),
+          CheckNewAnswer(out("k1", "true"), out("k2", "false")),
+          AddData(stream, row("k1", "append", "v4"), row("k1", "emitAllInState")),
+          CheckNewAnswer(out("k1", "v1"), out("k1", "v2"), out("k1", "v3"), out("k1", "v4")),
+          // remove clears the list
+          AddData(stream, row("k1", "put", "v1"), row("k1", "remove"), row("k1", "emitAllInState")),
+          CheckNewAnswer()
+        ])
+      }).pipe(Effect.provide(provider.layer()))
+    )
+  }
+})
