@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect"
-import type { ConnectorError } from "../core/Errors.ts"
+import type { CheckpointError, ConnectorError } from "../core/Errors.ts"
 import type { SessionShape } from "../structured/api/Session.ts"
 import type { RDD } from "./RDD.ts"
 
@@ -199,7 +199,7 @@ export abstract class InputNode<T> extends DStreamNode<T> {
     return this.ctx.batchMs
   }
 
-  prepare(_time: number): Effect.Effect<void, ConnectorError> | undefined {
+  prepare(_time: number): Effect.Effect<void, ConnectorError | CheckpointError> | undefined {
     return undefined
   }
 

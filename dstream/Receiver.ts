@@ -4,7 +4,10 @@
  * at once) and `onStop` (tear it down). Call `store` with each item; stored items go into the
  * next batch. `restart(message, error?)` stops the receiver and starts it again after Spark's
  * `spark.streaming.receiverRestartDelay` (2 s by default, on Effect's clock); `stop(message)`
- * stops it for good; `reportError` tells the listeners without stopping.
+ * stops it for good; `reportError` tells the listeners without stopping. With
+ * `spark.streaming.receiver.writeAheadLog.enable`, each `store`/`storeAll` call is appended to
+ * the write-ahead log (fsync'd) before it returns (`ReceivedBlockLog.ts`), so stored items must
+ * be JSON values.
  *
  * @example
  * ```ts
@@ -19,6 +22,7 @@
  * @since 0.1.0
  */
 import { Effect, Queue } from "effect"
+import type { ReceivedBlockLog } from "./ReceivedBlockLog.ts"
 
 /** Spark's `ReceiverInfo`, as listeners see it. */
 export interface ReceiverInfo {
@@ -59,6 +63,7 @@ export abstract class Receiver<T> {
   #commands: Queue.Queue<Command> | undefined
   #host: ReceiverHost | undefined
   #lastError: { message: string; error: string; time: number } | undefined
+  #log: ReceivedBlockLog | undefined = undefined
 
   constructor(storageLevel = "MEMORY_AND_DISK_SER_2") {
     this.storageLevel = storageLevel
@@ -74,14 +79,42 @@ export abstract class Receiver<T> {
     return this.#streamId
   }
 
-  /** Stores one received item; it goes into the next batch. */
+  /**
+   * Stores one received item; it goes into the next batch. With the receiver write-ahead log
+   * on, the item is in the log (synced to disk) when this returns; if writing fails the item is
+   * not stored and the error is reported to the listeners.
+   */
   store(item: T): void {
+    if (this.#log !== undefined && !this.#writeLog([item])) return
     this.#buffer.push(item)
   }
 
-  /** Stores several items at once (Spark's `store(ArrayBuffer)` / `store(Iterator)`). */
+  /** Stores several items at once, as one block (Spark's `store(ArrayBuffer)` / `store(Iterator)`). */
   storeAll(items: Iterable<T>): void {
-    for (const item of items) this.#buffer.push(item)
+    const block = Array.from(items)
+    if (this.#log !== undefined && !this.#writeLog(block)) return
+    for (const item of block) this.#buffer.push(item)
+  }
+
+  #writeLog(block: ReadonlyArray<T>): boolean {
+    try {
+      this.#log?.append(block)
+      return true
+    } catch (error) {
+      // Spark's store throws to the receiver when the block cannot be written; a JavaScript
+      // store is fire-and-forget, so the listeners hear of it instead.
+      this.reportError("Error storing block in the write-ahead log", error)
+      return false
+    }
+  }
+
+  /**
+   * @internal Turns the write-ahead log on (before the receiver starts) and puts back the items
+   * a recovery found in the log (stored but not in a completed batch), ahead of new ones.
+   */
+  attachLog(log: ReceivedBlockLog | undefined, recovered: ReadonlyArray<T>): void {
+    this.#log = log
+    if (recovered.length > 0) this.#buffer = [...recovered, ...this.#buffer]
   }
 
   /** Stops and restarts the receiver after the restart delay (or `delayMs`). */

@@ -17,7 +17,13 @@
  * and, when `dir` holds a checkpoint, restores each stateful stream's state and the batch grid,
  * then runs the batches missed while the context was down (Spark's "down times") before it
  * continues on the grid. Stateful streams are matched by creation order, so `create` must build
- * the same graph every time.
+ * the same graph every time. The checkpoint also keeps, per receiver stream with the write-ahead
+ * log on, how many logged records completed batches consumed (the rest is replayed), and per
+ * direct stream the end offset of the last completed batch (`DirectInputDStream.ts`).
+ *
+ * Backpressure (`spark.streaming.backpressure.enabled`): each receiver stream gets a
+ * `RateController` with Spark's PID estimator, fed after every completed batch
+ * (`PIDRateEstimator.ts`).
  *
  * @example
  * ```ts
@@ -39,18 +45,28 @@
  */
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Semaphore } from "effect"
 import * as T from "../core/DataType.ts"
-import { CheckpointError, IllegalStateError, type StateStoreError, StreamingQueryError } from "../core/Errors.ts"
+import {
+  type AnalysisError,
+  CheckpointError,
+  type ConnectorError,
+  IllegalStateError,
+  type StateStoreError,
+  StreamingQueryError
+} from "../core/Errors.ts"
 import { runTrigger } from "../core/Scheduler.ts"
 import { Trigger } from "../core/Trigger.ts"
 import type { StateStoreProvider } from "../state/StateStore.ts"
 import { Session, type SessionShape } from "../structured/api/Session.ts"
 import { type BuildContext, DStream, type DurationInput, sameSlide } from "./DStream.ts"
 import { parseDurationMs } from "../core/Durations.ts"
+import { DirectInputDStream } from "./DirectInputDStream.ts"
 import { FileInputDStream } from "./FileInputDStream.ts"
 import { ForEachDStream } from "./ForEachDStream.ts"
 import type { DStreamNode, InputNode, StatefulNode } from "./Node.ts"
 import { ms } from "./Node.ts"
+import { createRateEstimator, isBackPressureEnabled } from "./PIDRateEstimator.ts"
 import { QueueInputDStream } from "./QueueInputDStream.ts"
+import { ReceivedBlockLog, receivedDataDir } from "./ReceivedBlockLog.ts"
 import type { RDD } from "./RDD.ts"
 import type { Receiver } from "./Receiver.ts"
 import { ReceiverInputDStream } from "./ReceiverInputDStream.ts"
@@ -79,6 +95,13 @@ interface CheckpointMetadata {
   readonly lastBatchTime: number
   /** The state-store version every stateful stream committed with that batch (-1: none). */
   readonly stateVersion: number
+  /**
+   * Per receiver stream id with the write-ahead log on: how many logged records the completed
+   * batches consumed (the rest is replayed on recovery).
+   */
+  readonly receivedRecords?: Readonly<Record<string, number>>
+  /** Per direct stream id: the end offset (the source's JSON) of the last completed batch. */
+  readonly directOffsets?: Readonly<Record<string, unknown>>
 }
 
 const CHECKPOINT_FILE = "dstream-checkpoint"
@@ -124,7 +147,10 @@ export class StreamingContext {
   #nextTime = 0
   #stateVersion = -1
   #stateful: Array<StatefulNode> = []
+  #receivedRecords: Record<string, number> = {}
+  #directOffsets: Record<string, unknown> = {}
   #stopRequested = false
+  #startedAt = 0
   #inBatch = false
   #loop: Fiber.Fiber<void, unknown> | undefined = undefined
   #receivers: Array<Fiber.Fiber<void, unknown>> = []
@@ -276,6 +302,21 @@ export class StreamingContext {
     return this.#input(() => new FileInputDStream(this.#core, directory, true))
   }
 
+  /**
+   * A direct stream over any registered streaming source (Spark's `KafkaUtils.createDirectStream`
+   * shape, see `DirectInputDStream.ts`): each batch reads the source's next offset range, and a
+   * context recovered through `getOrCreate` re-reads exactly the ranges of batches that did not
+   * complete. An unknown format or bad options fail `start` (`AnalysisError`/`ConnectorError`).
+   */
+  directStream<R = Record<string, unknown>>(
+    format: string,
+    options: Readonly<Record<string, string | number | boolean>> = {}
+  ): DStream<R> {
+    const opts: Record<string, string> = {}
+    for (const [k, v] of Object.entries(options)) opts[k] = String(v)
+    return this.#input(() => new DirectInputDStream<R>(this.#core, format, opts))
+  }
+
   /** Spark's `receiverStream`: the items a custom `Receiver` stores. */
   receiverStream<T>(receiver: Receiver<T>): DStream<T> {
     return this.#input(() => new ReceiverInputDStream<T>(this.#core, receiver))
@@ -364,7 +405,10 @@ export class StreamingContext {
    * `IllegalStateError` with Spark's messages), restores a checkpoint if `getOrCreate` found one,
    * starts receivers and the batch timer. Does nothing on an active context.
    */
-  start(): Effect.Effect<void, IllegalStateError | CheckpointError | StateStoreError> {
+  start(): Effect.Effect<
+    void,
+    IllegalStateError | CheckpointError | StateStoreError | AnalysisError | ConnectorError
+  > {
     return Effect.gen({ self: this }, function* () {
       switch (this.#state) {
         case "ACTIVE":
@@ -414,6 +458,11 @@ export class StreamingContext {
           }
         }
       }
+      this.#directOffsets = { ...(restored?.directOffsets ?? {}) }
+      for (const input of this.#inputs) {
+        if (input instanceof DirectInputDStream)
+          yield* input.open(restored?.directOffsets?.[String(input.id)], restored?.lastBatchTime)
+      }
       // Batches missed while a restored context was down run first (Spark's down times).
       this.#nextTime = restored !== undefined ? restored.lastBatchTime + batch : this.#zeroTime + batch
       const scope = this.session.state.queries.scope
@@ -421,6 +470,21 @@ export class StreamingContext {
         return yield* new IllegalStateError({ message: "The session of this StreamingContext has been closed" })
       const services = yield* Effect.context<never>()
       const nowSync = () => Effect.runSyncWith(services)(Clock.currentTimeMillis)
+      // Spark's JobScheduler.start: one rate controller per receiver stream with backpressure on.
+      const backpressure = isBackPressureEnabled(this.session.state.conf)
+      const wal =
+        (this.session.state.conf.get("spark.streaming.receiver.writeAheadLog.enable") ?? "false")
+          .trim()
+          .toLowerCase() === "true"
+      this.#receivedRecords = { ...(restored?.receivedRecords ?? {}) }
+      for (const input of this.#inputs) {
+        if (input instanceof ReceiverInputDStream) {
+          input.configureRate(
+            backpressure ? yield* createRateEstimator(this.session.state.conf, this.batchDuration) : undefined
+          )
+          if (wal) yield* this.#attachLog(input as ReceiverInputDStream<unknown>, restored)
+        }
+      }
       for (const input of this.#inputs) {
         const started = input.start()
         if (started !== undefined) yield* started
@@ -439,10 +503,40 @@ export class StreamingContext {
           this.#receivers.push(fiber)
         }
       }
+      this.#startedAt = now
       this.#state = "ACTIVE"
       this.session.state.streamingContexts.add(this)
       this.#loop = yield* Effect.forkIn(this.#runLoop(), scope)
       this.#post((l) => l.onStreamingStarted?.({ time: now }))
+    })
+  }
+
+  /** Spark's WriteAheadLogBasedBlockHandler set-up: needs a checkpoint dir; recovers on getOrCreate. */
+  #attachLog(
+    input: ReceiverInputDStream<unknown>,
+    restored: CheckpointMetadata | undefined
+  ): Effect.Effect<void, IllegalStateError | CheckpointError> {
+    return Effect.gen({ self: this }, function* () {
+      const dir = this.#checkpointDir
+      if (dir === undefined) {
+        return yield* new IllegalStateError({
+          message:
+            "Cannot enable receiver write-ahead log without checkpoint directory set. Please use streamingContext.checkpoint() to set the checkpoint directory. See documentation for more details."
+        })
+      }
+      const logDir = receivedDataDir(dir, input.id)
+      const consumed = restored === undefined ? undefined : (restored.receivedRecords?.[String(input.id)] ?? 0)
+      try {
+        input.attachLog(new ReceivedBlockLog(logDir), consumed)
+      } catch (cause) {
+        return yield* new CheckpointError({
+          reason: "Io",
+          path: logDir,
+          message: `Cannot open the receiver write-ahead log in ${logDir}: ${describeError(cause)}`,
+          cause
+        })
+      }
+      if (consumed !== undefined) this.#receivedRecords[String(input.id)] = consumed
     })
   }
 
@@ -489,7 +583,10 @@ export class StreamingContext {
 
   #batchBody(time: number): Effect.Effect<boolean> {
     return Effect.gen({ self: this }, function* () {
-      const submissionTime = yield* Clock.currentTimeMillis
+      // Spark's JobSet is submitted when the timer fires at the batch time, and queues while an
+      // earlier batch runs: a late batch's scheduling delay counts from its batch time (down-time
+      // batches of a recovered context from the restart), which backpressure's integral term uses.
+      const submissionTime = Math.min(yield* Clock.currentTimeMillis, Math.max(time, this.#startedAt))
       const fail = (message: string, cause: unknown) =>
         Effect.gen({ self: this }, function* () {
           const error = new StreamingQueryError({
@@ -575,10 +672,20 @@ export class StreamingContext {
         if (Exit.isFailure(saved))
           return yield* fail(`Checkpointing batch ${ms(time)} failed`, Cause.squash(saved.cause))
       }
+      for (const input of this.#inputs) {
+        if (!(input instanceof DirectInputDStream)) continue
+        const committed = yield* Effect.exit(input.completed(time))
+        if (Exit.isFailure(committed))
+          return yield* fail(`Committing the offsets of batch ${ms(time)} failed`, Cause.squash(committed.cause))
+      }
       for (const out of this.#outputs) out.clearMetadata(time)
       this.#nextTime = time + this.batchDuration
       const processingEnd = yield* Clock.currentTimeMillis
-      this.#post((l) => l.onBatchCompleted?.({ batchInfo: info(processingStart, processingEnd) }))
+      const completed = info(processingStart, processingEnd)
+      for (const input of this.#inputs) {
+        if (input instanceof ReceiverInputDStream) input.rateController?.onBatchCompleted(completed)
+      }
+      this.#post((l) => l.onBatchCompleted?.({ batchInfo: completed }))
       return true
     })
   }
@@ -608,15 +715,49 @@ export class StreamingContext {
         }
         this.#stateVersion++
       }
+      const logs: Array<readonly [ReceivedBlockLog, number]> = []
+      for (const input of this.#inputs) {
+        if (!(input instanceof ReceiverInputDStream) || input.log === undefined) continue
+        const consumed = input.consumedThrough(time)
+        if (consumed !== undefined) this.#receivedRecords[String(input.id)] = consumed
+        logs.push([input.log, this.#receivedRecords[String(input.id)] ?? 0])
+      }
       const meta: CheckpointMetadata = {
         version: 1,
         batchDurationMs: this.batchDuration,
         zeroTime: this.#zeroTime,
         lastBatchTime: time,
-        stateVersion: this.#stateVersion
+        stateVersion: this.#stateVersion,
+        ...(logs.length > 0 ? { receivedRecords: { ...this.#receivedRecords } } : {}),
+        ...(this.#directEnds(time) ?? {})
       }
       yield* fs.writeAtomic(fs.join(dir, CHECKPOINT_FILE), JSON.stringify(meta), true)
+      // Spark's cleanupOldBlocks: log files all of whose records completed batches consumed.
+      for (const [log, consumed] of logs) {
+        try {
+          log.clean(consumed)
+        } catch (cause) {
+          return yield* new CheckpointError({
+            reason: "Io",
+            path: log.dir,
+            message: `Cannot clean the receiver write-ahead log in ${log.dir}: ${describeError(cause)}`,
+            cause
+          })
+        }
+      }
     })
+  }
+
+  /** Records the end offset of each direct stream's batch `time`; `{ directOffsets }` when any. */
+  #directEnds(time: number): { readonly directOffsets: Record<string, unknown> } | undefined {
+    let any = false
+    for (const input of this.#inputs) {
+      if (!(input instanceof DirectInputDStream)) continue
+      any = true
+      const end = input.endOffset(time)
+      if (end !== undefined) this.#directOffsets[String(input.id)] = end
+    }
+    return any ? { directOffsets: { ...this.#directOffsets } } : undefined
   }
 
   /**
@@ -654,6 +795,7 @@ export class StreamingContext {
       for (const input of this.#inputs) {
         const stopped = input.stop(graceful)
         if (stopped !== undefined) yield* stopped
+        if (input instanceof ReceiverInputDStream) input.log?.close()
       }
       this.#state = "STOPPED"
       this.session.state.streamingContexts.delete(this)

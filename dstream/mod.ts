@@ -1,7 +1,8 @@
 /**
  * `tributary/dstream`: Spark's legacy DStream API — `StreamingContext`, `DStream`, `RDD`,
  * `Receiver`, `StateSpec`, `State` and `StreamingListener` — on the session's scheduler and
- * state store. See `StreamingContext.ts` for the lifecycle and checkpointing, `DStream.ts` for
+ * state store, with the receiver write-ahead log, backpressure (`PIDRateEstimator`) and direct
+ * streams over registered sources (`StreamingContext.directStream`, `KafkaUtils`). See `StreamingContext.ts` for the lifecycle and checkpointing, `DStream.ts` for
  * the operators.
  *
  * @example
@@ -31,6 +32,17 @@ export {
 export { DStream, type DurationInput, MapWithStateDStream, type OutputReturn, type Widen } from "./DStream.ts"
 export { RDD } from "./RDD.ts"
 export { Receiver, type ReceiverInfo } from "./Receiver.ts"
+export {
+  createRateEstimator,
+  isBackPressureEnabled,
+  PIDRateEstimator,
+  RateController,
+  type RateEstimator,
+  ReceiverRateLimit
+} from "./PIDRateEstimator.ts"
+export { ReceiverInputDStream } from "./ReceiverInputDStream.ts"
+export { DirectInputDStream, type DirectOffsetRange } from "./DirectInputDStream.ts"
+export { type ConsumerRecord, KafkaUtils } from "./KafkaUtils.ts"
 export { SocketReceiver } from "./SocketReceiver.ts"
 export { type MappingFunction, type State, StateSpec } from "./State.ts"
 export type {
