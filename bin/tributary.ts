@@ -9,6 +9,7 @@
  * tributary state read <dir> [--operator N] [--batch N] [--store NAME] [--json]
  * tributary state metadata <dir>             the stateful operators and their stores
  * tributary run <module>                      runs the module's query until it ends or Ctrl-C, with a status line
+ *                                             (and a progress bar through the backlog with Trigger.AvailableNow)
  * ```
  *
  * A pipeline module's default export is a function of the session that returns the query's
@@ -98,6 +99,53 @@ const checkpoint = Command.make("checkpoint").pipe(
   Command.withSubcommands([inspect, check])
 )
 
+/**
+ * A source offset as one number, where its shape allows: a number (MemoryStream, LongOffset), or
+ * an object of numbers (Kafka's `{"topic":{"0":n}}`, the file source's `{"logOffset":n}`)
+ * summed; `undefined` for anything else or for time-like fields (a rate source's timestamp is
+ * no position in a backlog).
+ */
+export const offsetPosition = (o: unknown): number | undefined => {
+  if (typeof o === "number") return Number.isFinite(o) ? o : undefined
+  if (o === null || typeof o !== "object" || Array.isArray(o)) return undefined
+  let sum = 0
+  for (const [k, v] of Object.entries(o)) {
+    if (/time/i.test(k)) return undefined
+    const p = offsetPosition(v)
+    if (p === undefined) return undefined
+    sum += p
+  }
+  return sum
+}
+
+/**
+ * How far an AvailableNow run has come through its backlog: for every source, the distance
+ * from where the run started to this batch's end over the distance to the end fixed at the
+ * start (`latestOffset`); `undefined` when a source's offsets have no numeric position.
+ */
+export const backlogFraction = (
+  first: ReadonlyArray<{ readonly startOffset: unknown }>,
+  now: ReadonlyArray<{ readonly endOffset: unknown; readonly latestOffset: unknown }>
+): number | undefined => {
+  let done = 0
+  let total = 0
+  for (let i = 0; i < now.length; i++) {
+    const start = first[i]?.startOffset === null || first[i] === undefined ? 0 : offsetPosition(first[i].startOffset)
+    const end = offsetPosition(now[i].endOffset)
+    const latest = offsetPosition(now[i].latestOffset)
+    if (start === undefined || end === undefined || latest === undefined) return undefined
+    done += Math.max(0, end - start)
+    total += Math.max(0, latest - start)
+  }
+  return total === 0 ? 1 : Math.min(1, done / total)
+}
+
+const bar = (fraction: number): string => {
+  const width = 24
+  const full = Math.round(fraction * width)
+  return `[${"#".repeat(full)}${".".repeat(width - full)}] ${Math.floor(fraction * 100)}%`
+}
+
 const statusLine = (p: { batchId: number; inputRowsPerSecond: number; processedRowsPerSecond: number; eventTime: Readonly<Record<string, string>>; stateOperators: ReadonlyArray<{ numRowsTotal: number }> }) =>
   `batch ${p.batchId} · input ${Number.isFinite(p.inputRowsPerSecond) ? p.inputRowsPerSecond.toFixed(1) : "–"} rows/s · ` +
   `processed ${Number.isFinite(p.processedRowsPerSecond) ? p.processedRowsPerSecond.toFixed(1) : "–"} rows/s` +
@@ -110,8 +158,16 @@ const runCommand = Command.make("run", { module: moduleArg }, ({ module }) =>
     yield* Effect.gen(function* () {
       const spark = yield* Session
       const writer = yield* writerOf(m)
+      // With Trigger.AvailableNow, a progress bar through the backlog fixed at the start.
+      const availableNow = writer.spec.trigger._tag === "AvailableNow"
+      let first: ReadonlyArray<{ readonly startOffset: unknown }> | undefined
       yield* spark.streams.addListener({
-        onQueryProgress: (e) => void process.stderr.write(`\r${statusLine(e.progress)}\u001b[K`)
+        onQueryProgress: (e) => {
+          first ??= e.progress.sources
+          const fraction = availableNow ? backlogFraction(first, e.progress.sources) : undefined
+          const prefix = fraction === undefined ? "" : `${bar(fraction)} · `
+          process.stderr.write(`\r${prefix}${statusLine(e.progress)}\u001b[K`)
+        }
       })
       const query = yield* writer.start()
       yield* Console.log(`started query ${query.name ?? ""} ${query.id} (run ${query.runId}); Ctrl-C stops it`)

@@ -58,6 +58,12 @@ export interface MicroBatchSource {
   readonly commit: (end: Offset) => Effect.Effect<void, ConnectorError>
   /** Validates an offset read back from the offset log. */
   readonly decodeOffset: (json: unknown) => Effect.Effect<Offset, ConnectorError>
+  /**
+   * Spark's `SupportsAdmissionControl.reportLatestOffset`: the newest offset the source knows
+   * of, whatever the read limit (for `Trigger.AvailableNow`, the end it will stop at). Progress
+   * reports it as `sources[].latestOffset`; sources that cannot tell omit it.
+   */
+  readonly reportLatestOffset?: () => Offset | undefined
   /** `Trigger.AvailableNow`: fix the offset everything up to which is to be processed. */
   readonly prepareForTriggerAvailableNow?: () => Effect.Effect<void, ConnectorError>
   /**

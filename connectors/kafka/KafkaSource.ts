@@ -385,6 +385,7 @@ export const makeKafkaSource = (
   let lastTriggerMillis = 0
   let availableNow = false
   let availableNowOffsets: Map<string, number> | undefined
+  let reportedLatest: Map<string, number> | undefined
   let cachedPartitions: { at: number; tps: ReadonlyArray<TopicPartition> } | undefined
 
   const partitions = Effect.gen(function* () {
@@ -451,6 +452,7 @@ export const makeKafkaSource = (
           if (availableNowOffsets === undefined) availableNowOffsets = new Map(yield* latestAll)
           latest = availableNowOffsets
         } else latest = new Map(yield* latestAll)
+        reportedLatest = latest
         if (latest.size === 0) return start
         const limits = limit._tag === "Composite" ? limit.limits : [limit]
         let end: Map<string, number> = latest
@@ -488,6 +490,9 @@ export const makeKafkaSource = (
       Effect.sync(() => {
         availableNow = true
       }),
+    // Spark's `KafkaMicroBatchStream.reportLatestOffset`: the partitions' latest offsets seen by
+    // the last `latestOffset` (for AvailableNow, the end fixed at the first batch).
+    reportLatestOffset: () => (reportedLatest === undefined || reportedLatest.size === 0 ? undefined : toJson(reportedLatest)),
     stop: () => reader.close()
   }
 }

@@ -825,7 +825,9 @@ export class MicroBatchExecution implements StreamingQuery {
       description: source.description,
       startOffset: p.start?.[i] ?? null,
       endOffset: p.end[i] ?? null,
-      latestOffset: p.end[i] ?? null,
+      // Spark's `reportLatestOffset` where the source has it; for AvailableNow the end fixed at
+      // the start; otherwise this batch's end.
+      latestOffset: source.reportLatestOffset?.() ?? this.#availableNowTargets[i] ?? p.end[i] ?? null,
       numInputRows: p.perSource[i],
       inputRowsPerSecond: p.perSource[i] / inputTimeSec,
       processedRowsPerSecond: p.perSource[i] / processingTimeSec,

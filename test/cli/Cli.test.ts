@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { TestConsole } from "effect/testing"
-import { main } from "../../bin/tributary.ts"
+import { backlogFraction, main, offsetPosition } from "../../bin/tributary.ts"
 import { MemoryStream, Session } from "../../mod.ts"
 
 const node = join(process.cwd(), "node_modules", ".bin", "node")
@@ -133,6 +133,25 @@ describe("tributary CLI", () => {
       yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
     })
   )
+
+  it("run's AvailableNow progress: offsets as positions, the share of the backlog done", () => {
+    assert.strictEqual(offsetPosition(7), 7)
+    assert.strictEqual(offsetPosition({ events: { "0": 10, "1": 5 } }), 15)
+    assert.strictEqual(offsetPosition({ logOffset: 3 }), 3)
+    assert.strictEqual(offsetPosition({ offset: 10, timestamp: 1000 }), undefined)
+    assert.strictEqual(offsetPosition("x"), undefined)
+    const first = [{ startOffset: { t: { "0": 2, "1": 0 } } }, { startOffset: null }]
+    assert.strictEqual(
+      backlogFraction(first, [
+        { endOffset: { t: { "0": 4, "1": 2 } }, latestOffset: { t: { "0": 10, "1": 4 } } },
+        { endOffset: 1, latestOffset: 4 }
+      ]),
+      // (2 + 2 + 1) of (8 + 4 + 4)
+      5 / 16
+    )
+    assert.strictEqual(backlogFraction([{ startOffset: 5 }], [{ endOffset: 5, latestOffset: 5 }]), 1)
+    assert.strictEqual(backlogFraction([{ startOffset: null }], [{ endOffset: { offset: 1, timestamp: 0 }, latestOffset: 2 }]), undefined)
+  })
 
   it.effect("as a program: a folder that is not a checkpoint exits 1 with one line on stderr", () =>
     Effect.gen(function* () {

@@ -116,8 +116,12 @@ describe("kafka source", () => {
       })
       const start = yield* source.initialOffset()
       expect(JSON.stringify(start)).toBe(`{"${topic}":{"0":0,"1":0}}`)
+      expect(source.reportLatestOffset?.()).toBeUndefined()
       const end = yield* source.latestOffset(start, source.defaultReadLimit())
       expect(JSON.stringify(end)).toBe(`{"${topic}":{"0":2,"1":1}}`)
+      // Spark's reportLatestOffset: the partitions' latest offsets, whatever the read limit.
+      yield* source.latestOffset(start, { _tag: "MaxRows", maxRows: 1 })
+      expect(JSON.stringify(source.reportLatestOffset?.())).toBe(`{"${topic}":{"0":2,"1":1}}`)
       // No new data: the same offset back.
       expect(JSON.stringify(yield* source.latestOffset(end, source.defaultReadLimit()))).toBe(JSON.stringify(end))
       const decoded = yield* source.decodeOffset(JSON.parse(JSON.stringify(end)))
@@ -152,6 +156,10 @@ describe("kafka source", () => {
           )
           .start()
         yield* query.processAllAvailable()
+        // Progress reports the partitions' latest offsets as `latestOffset`, beyond the batch end.
+        const first = (yield* query.recentProgress())[0]
+        expect(JSON.stringify(first.sources[0].endOffset)).toBe(`{"${topic}":{"0":3,"1":1}}`)
+        expect(JSON.stringify(first.sources[0].latestOffset)).toBe(`{"${topic}":{"0":6,"1":2}}`)
         yield* query.stop()
         // Spark's rateLimit: 4 * 6/8 = 3 from partition 0 and 4 * 2/8 = 1 from partition 1, then
         // 4 * 3/4 = 3 and 4 * 1/4 = 1 of what is left.
