@@ -98,6 +98,8 @@ interface StateSourceOptions {
   readonly batchId: number | undefined
   readonly operatorId: number
   readonly storeName: string
+  /** A stream-stream join's side: its rows, read from `<side>-keyWithIndexToValue`. */
+  readonly joinSide: "left" | "right" | undefined
   readonly readChangeFeed: { readonly start: number; readonly end: number | undefined } | undefined
 }
 
@@ -111,10 +113,13 @@ const parseOptions = (paths: ReadonlyArray<string>, options: Options): StateSour
   if (storeName === "") {
     return optionError("STDS_INVALID_OPTION_VALUE.IS_EMPTY", "Invalid value for source option 'storeName': cannot be empty.")
   }
-  const joinSide = option(options, "joinSide")
-  if (joinSide !== undefined && joinSide !== "none") {
-    if (joinSide !== "left" && joinSide !== "right") return withMessage("joinSide", "Valid values are left,right,none")
-    return withMessage("joinSide", "reading one side of a stream-stream join is not supported yet; use storeName.")
+  const rawSide = option(options, "joinSide")
+  if (rawSide !== undefined && rawSide !== "none" && rawSide !== "left" && rawSide !== "right") {
+    return withMessage("joinSide", "Valid values are left,right,none")
+  }
+  const joinSide = rawSide === "left" || rawSide === "right" ? rawSide : undefined
+  if (joinSide !== undefined && storeName !== "default") {
+    return optionError("STDS_CONFLICT_OPTIONS", "The options ['joinSide', 'storeName'] cannot be specified together. Please specify the one.")
   }
   for (const name of ["snapshotStartBatchId", "snapshotPartitionId", "stateVarName"]) {
     if (option(options, name) !== undefined) return withMessage(name, "this option is not supported by tributary.")
@@ -127,6 +132,9 @@ const parseOptions = (paths: ReadonlyArray<string>, options: Options): StateSour
   if (changeEnd instanceof AnalysisError) return changeEnd
   const readChangeFeed = (option(options, "readChangeFeed") ?? "false").trim().toLowerCase() === "true"
   if (readChangeFeed) {
+    if (joinSide !== undefined) {
+      return optionError("STDS_CONFLICT_OPTIONS", "The options ['joinSide', 'readChangeFeed'] cannot be specified together. Please specify the one.")
+    }
     if (batchId !== undefined) {
       return optionError("STDS_CONFLICT_OPTIONS", "The options ['batchId', 'readChangeFeed'] cannot be specified together. Please specify the one.")
     }
@@ -148,6 +156,7 @@ const parseOptions = (paths: ReadonlyArray<string>, options: Options): StateSour
     batchId,
     operatorId: operatorId ?? 0,
     storeName,
+    joinSide,
     readChangeFeed: readChangeFeed ? { start: changeStart as number, end: changeEnd } : undefined
   }
 }
@@ -264,16 +273,42 @@ export const readStateStore = (
     } else batchId = opts.batchId ?? (yield* lastCommittedBatch(fs, checkpoint))
     yield* checkProvider(fs, checkpoint, batchId, provider)
     const specs = yield* readSpecs(fs, checkpoint, opts.operatorId, batchId)
-    const spec = specs.find((s) => s.storeName === opts.storeName)
+    const storeName = opts.joinSide === undefined ? opts.storeName : `${opts.joinSide}-keyWithIndexToValue`
+    const spec = specs.find((s) => s.storeName === storeName)
+    if (spec === undefined && opts.joinSide !== undefined) {
+      return yield* withMessage(
+        "joinSide",
+        `operator ${opts.operatorId} is not a stream-stream join (its stores are ${specs.map((s) => `'${s.storeName}'`).join(", ")}).`
+      )
+    }
     if (spec === undefined) {
       return yield* withMessage(
         "storeName",
         `operator ${opts.operatorId} has no store '${opts.storeName}'; its stores are ${specs.map((s) => `'${s.storeName}'`).join(", ")}.`
       )
     }
-    const id = { checkpoint, operatorId: opts.operatorId, storeName: opts.storeName }
+    const id = { checkpoint, operatorId: opts.operatorId, storeName }
     const readVersion = (version: number) =>
       version < 0 ? Effect.succeed([] as ReadonlyArray<readonly [string, unknown]>) : provider.read({ ...id, version })
+    if (feed === undefined && opts.joinSide !== undefined) {
+      // Spark's `StreamStreamJoinStatePartitionReader`: the side's rows, keyed by the join key —
+      // the store's key without its `index`, its value without the `matched` flag.
+      const decoded = yield* decode(spec, yield* readVersion(batchId), opts.operatorId)
+      const keyFields = decoded.keySchema.fields.slice(0, -1)
+      const valueFields = decoded.valueSchema.fields.slice(0, -1)
+      return {
+        schema: T.struct([
+          T.field("key", T.struct(keyFields), true),
+          T.field("value", T.struct(valueFields), true),
+          T.field("partition_id", T.IntegerType, false)
+        ]),
+        rows: decoded.rows.map((r) => [
+          (r[0] as ReadonlyArray<unknown>).slice(0, -1),
+          (r[1] as ReadonlyArray<unknown>).slice(0, -1),
+          r[2]
+        ])
+      }
+    }
     if (feed === undefined) {
       const decoded = yield* decode(spec, yield* readVersion(batchId), opts.operatorId)
       return {

@@ -360,6 +360,11 @@ describe("errors", () => {
       )
       assert.match(yield* message({ operatorId: 7 }), /^\[STDS_FAILED_TO_READ_OPERATOR_METADATA\]/)
       assert.match(yield* message({ storeName: "left-keyToNumValues" }), /operator 0 has no store 'left-keyToNumValues'/)
+      assert.match(yield* message({ joinSide: "left" }), /operator 0 is not a stream-stream join/)
+      assert.strictEqual(
+        yield* message({ joinSide: "right", readChangeFeed: "true", changeStartBatchId: 0 }),
+        "[STDS_CONFLICT_OPTIONS] The options ['joinSide', 'readChangeFeed'] cannot be specified together. Please specify the one."
+      )
       yield* removeDir(dir)
     }).pipe(Effect.provide(Session.layer()))
   )

@@ -1255,6 +1255,34 @@ describe("join state through the state reader", () => {
         right.map((r: any) => [r.key.field0, r.key.index, r.value.rightValue, r.value.matched]),
         [[1, 0, 3, true]]
       )
+      // joinSide: one side's rows, as Spark's StreamStreamJoinStatePartitionReader gives them.
+      const side = (joinSide: string) =>
+        Effect.flatMap(spark.read.format("statestore").option("joinSide", joinSide).load(dir), (df) =>
+          Effect.map(df.collect(), (rows) => ({ columns: df.columns, rows }))
+        )
+      const leftSide = yield* side("left")
+      assert.deepStrictEqual(leftSide.columns, ["key", "value", "partition_id"])
+      assert.deepStrictEqual(
+        leftSide.rows.map((r: any) => [r.key, r.value]).sort((a: any, b: any) => a[0].field0 - b[0].field0),
+        [
+          [{ field0: 1 }, { key: 1, leftValue: 2 }],
+          [{ field0: 1 }, { key: 1, leftValue: 2 }],
+          [{ field0: 2 }, { key: 2, leftValue: 4 }]
+        ]
+      )
+      assert.deepStrictEqual((yield* side("right")).rows.map((r: any) => r.value), [{ key: 1, rightValue: 3 }])
+      const conflict = yield* Effect.flip(
+        spark.read.format("statestore").option("joinSide", "left").option("storeName", "left-keyToNumValues").load(dir)
+      )
+      assert.strictEqual(
+        conflict.message,
+        "[STDS_CONFLICT_OPTIONS] The options ['joinSide', 'storeName'] cannot be specified together. Please specify the one."
+      )
+      const bad = yield* Effect.flip(spark.read.format("statestore").option("joinSide", "middle").load(dir))
+      assert.strictEqual(
+        bad.message,
+        "[STDS_INVALID_OPTION_VALUE.WITH_MESSAGE] Invalid value for source option 'joinSide': Valid values are left,right,none"
+      )
       yield* removeDir(dir)
     }).pipe(Effect.provide(duck.layer()))
   )
