@@ -762,9 +762,15 @@ export class MicroBatchExecution implements StreamingQuery {
       // Spark lists `stateOperators` in `executedPlan.collect` order: a pre-order walk, so the
       // topmost stateful operator comes first (dedup then aggregate reports [aggregate, dedup]).
       const rank = this.#statefulPreOrder
+      // Spark's numbers: the state is split into `spark.sql.shuffle.partitions` partitions (the
+      // checkpoint's value), one store instance per partition and store (a join has four).
+      // tributary runs each operator as one task, but reports what Spark would, so monitoring
+      // written against Spark reads the same.
+      const partitions = Number(this.relevantConf()["spark.sql.shuffle.partitions"] ?? "200")
+      const storesOf = (id: number) => (this.#stateful.find((o) => o.operatorId === id)?.name === "symmetricHashJoin" ? 4 : 1)
       this.#lastStateOperators = [...operatorProgress.entries()]
         .sort(([a], [b]) => rank.indexOf(a) - rank.indexOf(b))
-        .map(([, p]) => ({ ...p, numShufflePartitions: 1, numStateStoreInstances: 1 }))
+        .map(([id, p]) => ({ ...p, numShufflePartitions: partitions, numStateStoreInstances: partitions * storesOf(id) }))
       const progress = this.makeProgress({
         batchId: batch.batchId,
         triggerStartMs,

@@ -108,9 +108,7 @@ describe("StreamingDeduplicationSuite", () => {
             assertNumStateRows({ total: [1], updated: [0], droppedByWatermark: [1], removed: [0] }),
             AddData(input, 10),
             CheckNewAnswer(),
-            // Spark reports 2 shuffle partitions and 2 state store instances here; tributary
-            // runs one partition per operator and reports 1 and 1.
-            assertStateOperatorProgressMetric("dedupe", 1, 1)
+            assertStateOperatorProgressMetric("dedupe", 2, 2)
           ])
         }).pipe(Effect.provide(provider.layer()))
       )

@@ -537,9 +537,7 @@ describe("StreamingInnerJoinSuite (time ranges, shapes, metrics)", () => {
         StartStream({ additionalConfs: { "spark.sql.shuffle.partitions": "3" } }),
         AddData(input1, 1),
         CheckAnswer(),
-        // Spark reports 3 shuffle partitions and 3 * 4 state store instances; tributary runs one
-        // partition per operator and reports 1 and 1.
-        assertStateOperatorProgressMetric("symmetricHashJoin", 1, 1),
+        assertStateOperatorProgressMetric("symmetricHashJoin", 3, 12),
         AddData(input2, 1),
         CheckAnswer(r(1, 10, 2, 3)),
         assertNumStateRows({ total: [2], updated: [1], droppedByWatermark: [0], removed: [0] }),
