@@ -255,7 +255,8 @@ export class StreamingContext {
     if (error !== undefined) {
       this.#buildErrors.push(error)
       if (this.#state !== "INITIALIZED") Deferred.doneUnsafe(this.#terminated, Effect.fail(error))
-      // A placeholder node that is never registered, so it never runs.
+      // Builders never throw: the stream carries the error (start() and awaitTermination report
+      // it) over an input that is not registered, so it never runs.
       return new DStream(new QueueInputDStream<T>(this.#core, [], true, undefined), error)
     }
     const node = make()

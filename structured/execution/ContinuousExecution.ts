@@ -37,10 +37,8 @@
  */
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Queue, type Scope } from "effect"
 import * as Analyzer from "../../core/Analyzer.ts"
-import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import type * as T from "../../core/DataType.ts"
 import { AnalysisError, CheckpointError, IllegalStateError, StreamingQueryError } from "../../core/Errors.ts"
-import type * as Plan from "../../core/LogicalPlan.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
 import * as Optimizer from "../../core/Optimizer.ts"
 import type {
@@ -49,15 +47,12 @@ import type {
   ContinuousSource,
   ContinuousWrite,
   Offset,
-  OutputMode,
   PartitionOffset,
-  Sink
 } from "../../core/Streaming.ts"
-import { nextBatchTime, type Trigger } from "../../core/Trigger.ts"
+import { nextBatchTime, } from "../../core/Trigger.ts"
 import type { StreamingQuery } from "../api/StreamingQuery.ts"
 import type {
   SourceProgress,
-  StreamingQueryListener,
   StreamingQueryProgress,
   StreamingQueryStatus
 } from "../api/StreamingQueryProgress.ts"
@@ -67,7 +62,7 @@ import * as Planner from "../physical/Planner.ts"
 import type { SparkPlan } from "../physical/SparkPlan.ts"
 import { compileContinuous, type RowsFn, UnsupportedContinuousOperator } from "./ContinuousPipeline.ts"
 import { continuousWriteOf } from "./ContinuousWriters.ts"
-import { runCallback } from "./MicroBatchExecution.ts"
+import { type Binding, type ExecutionConfig, runCallback } from "./MicroBatchExecution.ts"
 
 /** Rows a task takes from its reader in one step (Spark's `spark.sql.streaming.continuous.executorQueueSize`). */
 const MAX_ROWS_PER_POLL = 1024
@@ -76,32 +71,12 @@ const MAX_ROWS_PER_POLL = 1024
 const DEFAULT_EPOCH_BACKLOG = 10_000
 
 /** One continuous source of the query and the `sourceKey` of the plan's scans that read it. */
-export interface ContinuousSourceBinding {
-  readonly key: string
-  readonly source: ContinuousSource
-}
+export type ContinuousSourceBinding = Binding<ContinuousSource>
 
-/** Everything `start()` resolved before a continuous query runs. */
-export interface ContinuousQueryConfig {
-  readonly state: State.SessionState
-  readonly fs: CheckpointFileSystem
-  readonly id: string
-  readonly runId: string
-  readonly name: string | null
-  readonly checkpoint: string
-  readonly analyzed: Plan.LogicalPlan
-  readonly outputMode: OutputMode
-  /** `Trigger.Continuous(interval)`: `intervalMs` is the epoch length. */
-  readonly trigger: Trigger
-  readonly sources: ReadonlyArray<ContinuousSourceBinding>
-  readonly sink: Sink
+/** Everything `start()` resolved before a continuous query runs (`trigger` is `Trigger.Continuous`: its interval is the epoch length). */
+export interface ContinuousQueryConfig extends ExecutionConfig<ContinuousSource, ContinuousExecution> {
   /** How rows reach the sink; by default the sink's `continuousWrite` or its `addBatch` per epoch. */
   readonly write?: ContinuousWrite
-  readonly listeners: () => ReadonlyArray<StreamingQueryListener>
-  /** A temporary checkpoint `start()` made up: deleted when the query stops without an error. */
-  readonly deleteCheckpointOnStop?: boolean
-  /** Called once when the query ends, before listeners hear of it. */
-  readonly onTerminated: (query: ContinuousExecution) => void
 }
 
 /** What a task tells the coordinator when it ends an epoch (Spark's `ReportPartitionOffset` + `CommitPartitionEpoch`). */

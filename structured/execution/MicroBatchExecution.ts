@@ -70,14 +70,16 @@ const POLLING_DELAY_MS = 10
 /** Spark's `spark.sql.streaming.noDataProgressEventInterval` default: idle progress at most this often. */
 const NO_DATA_EVENT_INTERVAL_MS = 10_000
 
-export interface SourceBinding {
-  /** The `sourceKey` of the plan's `StreamingRelation` nodes reading this source. */
+/** A source of the query and the `sourceKey` of the plan's `StreamingRelation` nodes reading it. */
+export interface Binding<S> {
   readonly key: string
-  readonly source: MicroBatchSource
+  readonly source: S
 }
 
-/** Everything `start()` resolved before the query runs. */
-export interface QueryConfig {
+export type SourceBinding = Binding<MicroBatchSource>
+
+/** What `start()` resolves for any execution (micro-batch or continuous) of source type `S`. */
+export interface ExecutionConfig<S, Q> {
   readonly state: State.SessionState
   readonly fs: CheckpointFileSystem
   readonly id: string
@@ -87,10 +89,8 @@ export interface QueryConfig {
   readonly analyzed: Plan.LogicalPlan
   readonly outputMode: OutputMode
   readonly trigger: Trigger
-  readonly sources: ReadonlyArray<SourceBinding>
+  readonly sources: ReadonlyArray<Binding<S>>
   readonly sink: Sink
-  /** The session's state store provider (stateful queries keep their state through it). */
-  readonly stateStore: StateStoreProvider
   readonly listeners: () => ReadonlyArray<StreamingQueryListener>
   /**
    * The checkpoint is a temporary folder `start()` made up (no `checkpointLocation`, no
@@ -99,7 +99,13 @@ export interface QueryConfig {
    */
   readonly deleteCheckpointOnStop?: boolean
   /** Called once when the query ends (normally or not), before listeners hear of it. */
-  readonly onTerminated: (query: MicroBatchExecution) => void
+  readonly onTerminated: (query: Q) => void
+}
+
+/** Everything `start()` resolved before a micro-batch query runs. */
+export interface QueryConfig extends ExecutionConfig<MicroBatchSource, MicroBatchExecution> {
+  /** The session's state store provider (stateful queries keep their state through it). */
+  readonly stateStore: StateStoreProvider
 }
 
 interface PendingBatch {

@@ -35,7 +35,7 @@ import { comparator } from "../../../core/Ordering.ts"
 import { type InternalRow, toExternal, toInternal } from "../../../core/Row.ts"
 import { GroupStateError, GroupStateImpl, NO_TIMESTAMP } from "../../api/GroupState.ts"
 import type * as P from "../SparkPlan.ts"
-import { CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
+import { commitAndReport, CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
 import { atOrBelow, eventTimeOf, findEventTimeColumn, stateKey } from "./WatermarkSupport.ts"
 
@@ -396,18 +396,13 @@ export const executeFlatMapGroupsWithState = (
           // a batch every trigger for that; asking for one then is the same for the output.
           ctx.requestBatchAt(p.operatorId, Number.isFinite(nextTimeout) ? nextTimeout + 1 : undefined)
         }
-        const [metrics, commitMs] = yield* timed(store.commit())
-        ctx.reportProgress(p.operatorId, {
+        yield* commitAndReport(ctx, p.operatorId, store, {
           operatorName,
-          numRowsTotal: metrics.numRowsTotal,
           numRowsUpdated: updated,
           allUpdatesTimeMs: updatesMs,
           numRowsRemoved: removed,
           allRemovalsTimeMs: removalsMs,
-          commitTimeMs: commitMs,
-          memoryUsedBytes: metrics.memoryUsedBytes,
-          numRowsDroppedByWatermark: droppedByWatermark,
-          customMetrics: {}
+          numRowsDroppedByWatermark: droppedByWatermark
         })
         return out
       })

@@ -7,7 +7,7 @@
  */
 import { Clock, Effect } from "effect"
 import { StateStoreError } from "../../../core/Errors.ts"
-import type { OperatorStateSchema, OperatorStateStore, StatefulContext } from "./StatefulContext.ts"
+import type { OperatorProgress, OperatorStateSchema, OperatorStateStore, StatefulContext } from "./StatefulContext.ts"
 
 /**
  * The name of an operator's only store (Spark's `StateStoreId.DEFAULT_STORE_NAME`).
@@ -92,3 +92,29 @@ export const timed = <A, E>(self: Effect.Effect<A, E>): Effect.Effect<readonly [
   Effect.flatMap(Clock.currentTimeMillis, (start) =>
     Effect.flatMap(self, (a) => Effect.map(Clock.currentTimeMillis, (end) => [a, end - start] as const))
   )
+
+/**
+ * Commits the operator's store and reports the batch's `stateOperators` entry: the store's
+ * rows total (unless the operator counts them itself) and memory, the commit time, and what
+ * only the operator knows.
+ *
+ * @since 0.1.0
+ */
+export const commitAndReport = (
+  ctx: StatefulContext,
+  operatorId: number,
+  store: OperatorStateStore,
+  progress: Omit<OperatorProgress, "numRowsTotal" | "commitTimeMs" | "memoryUsedBytes" | "customMetrics"> & {
+    readonly numRowsTotal?: number
+    readonly customMetrics?: Readonly<Record<string, number>>
+  }
+): Effect.Effect<void, StateStoreError> =>
+  Effect.map(timed(store.commit()), ([metrics, commitTimeMs]) => {
+    ctx.reportProgress(operatorId, {
+      ...progress,
+      numRowsTotal: progress.numRowsTotal ?? metrics.numRowsTotal,
+      commitTimeMs,
+      memoryUsedBytes: metrics.memoryUsedBytes,
+      customMetrics: progress.customMetrics ?? {}
+    })
+  })

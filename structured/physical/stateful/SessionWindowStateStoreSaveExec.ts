@@ -42,7 +42,7 @@ import {
   initBuffers,
   mergeBuffers
 } from "./AggregationBuffers.ts"
-import { CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
+import { commitAndReport, CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
 import { atOrBelow, eventTimeOf, stateKey } from "./WatermarkSupport.ts"
 
@@ -347,18 +347,14 @@ export const executeSessionWindowAggregate = (
             })
           )
         )
-        const [metrics, commitMs] = yield* timed(store.commit())
-        ctx.reportProgress(p.operatorId, {
+        yield* commitAndReport(ctx, p.operatorId, store, {
           operatorName: "sessionWindowStateStoreSaveExec",
           numRowsTotal: total,
           numRowsUpdated: updated,
           allUpdatesTimeMs: updatesMs,
           numRowsRemoved: removed,
           allRemovalsTimeMs: removalsMs,
-          commitTimeMs: commitMs,
-          memoryUsedBytes: metrics.memoryUsedBytes,
-          numRowsDroppedByWatermark: droppedByWatermark,
-          customMetrics: {}
+          numRowsDroppedByWatermark: droppedByWatermark
         })
         return out
       })

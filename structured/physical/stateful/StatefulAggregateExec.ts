@@ -39,7 +39,7 @@ import {
   mergeBuffers
 } from "./AggregationBuffers.ts"
 import type { FusedWindow } from "./FusedWindow.ts"
-import { CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
+import { commitAndReport, CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
 import { executeSessionWindowAggregate, sessionWindowStateSchema } from "./SessionWindowStateStoreSaveExec.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
 import { atOrBelow, eventTimeOf, stateKey } from "./WatermarkSupport.ts"
@@ -335,18 +335,13 @@ const keyedAggregate = (
         )
         removalsMs = ms
       }
-      const [metrics, commitMs] = yield* timed(store.commit())
-      ctx.reportProgress(p.operatorId, {
+      yield* commitAndReport(ctx, p.operatorId, store, {
         operatorName: operatorName(p),
-        numRowsTotal: metrics.numRowsTotal,
         numRowsUpdated: live.length,
         allUpdatesTimeMs: updatesMs,
         numRowsRemoved: removed,
         allRemovalsTimeMs: removalsMs,
-        commitTimeMs: commitMs,
-        memoryUsedBytes: metrics.memoryUsedBytes,
-        numRowsDroppedByWatermark: droppedByWatermark,
-        customMetrics: {}
+        numRowsDroppedByWatermark: droppedByWatermark
       })
       return out
     })

@@ -23,7 +23,7 @@ import * as T from "../../../core/DataType.ts"
 import type { StateStoreError } from "../../../core/Errors.ts"
 import type { InternalRow } from "../../../core/Row.ts"
 import type * as P from "../SparkPlan.ts"
-import { CorruptState, decodingState, timed, withOperatorStore } from "./OperatorState.ts"
+import { commitAndReport, CorruptState, decodingState, timed, withOperatorStore } from "./OperatorState.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
 import { atOrBelow, eventTimeOf, findEventTimeColumn, stateKey } from "./WatermarkSupport.ts"
 
@@ -165,16 +165,12 @@ export const executeStreamingDeduplicate = (
           )
           removalsMs = ms
         }
-        const [metrics, commitMs] = yield* timed(store.commit())
-        ctx.reportProgress(p.operatorId, {
+        yield* commitAndReport(ctx, p.operatorId, store, {
           operatorName: operatorName(p),
-          numRowsTotal: metrics.numRowsTotal,
           numRowsUpdated: out.length,
           allUpdatesTimeMs: updatesMs,
           numRowsRemoved: removed,
           allRemovalsTimeMs: removalsMs,
-          commitTimeMs: commitMs,
-          memoryUsedBytes: metrics.memoryUsedBytes,
           numRowsDroppedByWatermark: droppedByWatermark,
           customMetrics: { numDroppedDuplicateRows: duplicates }
         })
