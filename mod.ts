@@ -30,6 +30,7 @@ import { registerMemorySink } from "./connectors/memory/mod.ts"
 import { registerNoopSink } from "./connectors/noop/mod.ts"
 import { registerRate } from "./connectors/rate/mod.ts"
 import { registerSocket } from "./connectors/socket/mod.ts"
+import { registerSparkConnect } from "./connect/mod.ts"
 
 // One line per connector: each registers its formats under Spark's names.
 registerFileFormats()
@@ -40,6 +41,9 @@ registerMemorySink()
 registerNoopSink()
 registerKafka()
 registerKafkaContinuous()
+// The Spark Connect backend of `Session.layer({ remote: "sc://…" })`.
+registerSparkConnect()
 
 export * from "./core/mod.ts"
 export * from "./structured/mod.ts"
+export { type ConnectAddress, parseAddress, SparkConnectTransport } from "./connect/mod.ts"

@@ -6,8 +6,8 @@ export default defineConfig({
     exclude: ["test/deno/**", "node_modules/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Starts the test Kafka broker for runs that include a Kafka test (test/kafka/globalSetup.ts).
-    globalSetup: ["./test/kafka/globalSetup.ts"],
+    // Start the test Kafka broker and the Spark Connect server for runs that include their tests.
+    globalSetup: ["./test/kafka/globalSetup.ts", "./test/connect/globalSetup.ts"],
     pool: "forks",
     typecheck: {
       enabled: true,

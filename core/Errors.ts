@@ -94,6 +94,10 @@ export class ConnectorError extends Data.TaggedError("ConnectorError")<{
   readonly retryable: boolean
   readonly message: string
   readonly cause?: unknown
+  /** Spark's error class when the failure came from Spark (a Spark Connect backend). */
+  readonly errorClass?: string
+  /** Spark's SQLSTATE when the failure came from Spark. */
+  readonly sqlState?: string
 }> {}
 
 /**

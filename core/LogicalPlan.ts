@@ -56,6 +56,8 @@ export interface DataSourceRelation {
   readonly paths: ReadonlyArray<string>
   readonly options: Readonly<Record<string, string>>
   readonly output: ReadonlyArray<AttributeReference>
+  /** The schema the user gave the reader (`.schema(...)`), when they gave one (a remote Spark infers otherwise). */
+  readonly userSchema?: StructType | undefined
 }
 
 /**
@@ -69,6 +71,8 @@ export interface StreamingRelation {
   readonly sourceKey: string
   readonly options: Readonly<Record<string, string>>
   readonly output: ReadonlyArray<AttributeReference>
+  /** The schema the user gave the reader (`.schema(...)`), when they gave one (a remote Spark infers otherwise). */
+  readonly userSchema?: StructType | undefined
 }
 
 export interface Project {

@@ -12,6 +12,8 @@
  * - `structured/` imports core, state, structured, `effect` and `node:` built-ins, never connectors.
  * - `dstream/` imports core, state, dstream, `effect`, `node:` built-ins and `structured/` only
  *   through `structured/api/` (Session and the DataFrame bridge), never connectors.
+ * - `connect/` (the Spark Connect backend) imports core, structured, connect, `effect`, the
+ *   protobuf/gRPC/Arrow packages and `node:` built-ins; nothing imports it but the composition root.
  * - `mod.ts` and `dstream/mod.ts` are the composition roots: they may import anything, and no
  *   library file may import them back.
  * - Everywhere (tests, examples and benchmarks too): relative imports end in `.ts`, built-ins use
@@ -27,7 +29,7 @@ import { describe, expect, it } from "vitest"
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
 /** The library folders, each with its own arrows. */
-const LIBRARY_AREAS = ["core", "state", "connectors", "structured", "dstream"] as const
+const LIBRARY_AREAS = ["core", "state", "connectors", "structured", "dstream", "connect"] as const
 type LibraryArea = (typeof LIBRARY_AREAS)[number]
 
 /** Folders that may import anything (still subject to the extension and built-in rules). */
@@ -42,7 +44,8 @@ const PACKAGES: Record<LibraryArea, ReadonlySet<string>> = {
   state: new Set(["effect", "@duckdb/node-api"]),
   connectors: new Set(["effect", "@duckdb/node-api", "kafkajs"]),
   structured: new Set(["effect"]),
-  dstream: new Set(["effect"])
+  dstream: new Set(["effect"]),
+  connect: new Set(["effect", "@bufbuild/protobuf", "@connectrpc/connect", "@connectrpc/connect-node", "apache-arrow"])
 }
 
 /** Library folders each library folder may import (connectors is refined per connector below). */
@@ -51,7 +54,8 @@ const AREAS: Record<LibraryArea, ReadonlySet<string>> = {
   state: new Set(["core", "state"]),
   connectors: new Set(["core", "state", "connectors"]),
   structured: new Set(["core", "state", "structured"]),
-  dstream: new Set(["core", "state", "dstream", "structured"])
+  dstream: new Set(["core", "state", "dstream", "structured"]),
+  connect: new Set(["core", "structured", "connect"])
 }
 
 /** The `node:` built-ins Deno 2 supports that this project allows. */

@@ -32,7 +32,7 @@ import { parseDurationMs } from "../../core/Durations.ts"
 import { AnalysisError, type ConnectorError } from "../../core/Errors.ts"
 import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
-import { rowsToExternal } from "../../core/Row.ts"
+import { type InternalRow, rowsToExternal } from "../../core/Row.ts"
 import { isStructSchema, structTypeOf } from "../../core/RowSchema.ts"
 import * as Analyzer from "../../core/Analyzer.ts"
 import * as QE from "../execution/QueryExecution.ts"
@@ -494,8 +494,10 @@ export class DataFrame<R = Row> {
   // ---- actions --------------------------------------------------------------------------
 
   /** @internal runs the plan and returns internal rows with the schema. */
-  execute() {
+  execute(): Effect.Effect<{ readonly schema: T.StructType; readonly rows: ReadonlyArray<InternalRow> }, AnalysisError | ConnectorError> {
     if (this.buildError !== undefined) return Effect.fail(this.buildError)
+    // A remote session (`Session.layer({ remote })`) runs the plan on Spark instead.
+    if (this.state.remote !== undefined) return this.state.remote.execute(this.plan)
     return QE.run(this.state, this.plan)
   }
 
@@ -548,10 +550,15 @@ export class DataFrame<R = Row> {
   }
 
   /** Spark's `printSchema` tree; printed through `Console` and returned. */
-  printSchema(): Effect.Effect<string, AnalysisError> {
+  printSchema(): Effect.Effect<string, AnalysisError | ConnectorError> {
     return Effect.gen({ self: this }, function* () {
-      const analyzed = yield* Effect.fromResult(this.analyzed())
-      const text = T.treeString(Analyzer.schemaOf(analyzed))
+      if (this.buildError !== undefined) return yield* this.buildError
+      const remote = this.state.remote
+      const schema =
+        remote !== undefined
+          ? yield* remote.schema(this.plan)
+          : Analyzer.schemaOf(yield* Effect.fromResult(this.analyzed()))
+      const text = T.treeString(schema)
       yield* Console.log(text)
       return text
     })
@@ -561,11 +568,14 @@ export class DataFrame<R = Row> {
    * The plans as text, printed through `Console` and returned: the physical plan, or with
    * `extended` the parsed, analyzed, optimized and physical plans under Spark's headings.
    */
-  explain(extended = false): Effect.Effect<string, AnalysisError> {
+  explain(extended = false): Effect.Effect<string, AnalysisError | ConnectorError> {
     return Effect.gen({ self: this }, function* () {
       if (this.buildError !== undefined) return yield* this.buildError
-      const qe = yield* Effect.fromResult(QE.prepare(this.state, this.plan))
-      const text = QE.explainString(qe, extended)
+      const remote = this.state.remote
+      const text =
+        remote !== undefined
+          ? yield* remote.explain(this.plan, extended)
+          : QE.explainString(yield* Effect.fromResult(QE.prepare(this.state, this.plan)), extended)
       yield* Console.log(text)
       return text
     })

@@ -89,6 +89,7 @@ export class DataFrameReader<R = Row> {
     ...paths: ReadonlyArray<string>
   ): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError | CheckpointError | StateStoreError> {
     return Effect.gen({ self: this }, function* () {
+      if (this.state.remote !== undefined) return yield* this.remoteRelation(paths)
       const stateSource = this.source.toLowerCase()
       if (stateSource === "statestore" || stateSource === "state-metadata") {
         const fs = this.state.checkpointFileSystem
@@ -132,10 +133,35 @@ export class DataFrameReader<R = Row> {
         format: this.source,
         paths,
         options: this.extraOptions,
-        output: schema.fields.map((f) => E.attribute(f.name, f.dataType, f.nullable))
+        output: schema.fields.map((f) => E.attribute(f.name, f.dataType, f.nullable)),
+        userSchema: user
       }
       return new DataFrame<R>(this.state, relation)
     })
+  }
+
+  /**
+   * On a remote session the files are Spark's to find and read (they may be on the cluster's
+   * storage only): the relation carries the format, paths, options and the user's schema, and
+   * Spark infers the rest. Nothing is read here.
+   */
+  private remoteRelation(paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError> {
+    let user: T.StructType | undefined
+    if (this.userSchema !== undefined) {
+      const st = toStructType(this.userSchema)
+      if (typeof st === "string") return Effect.fail(new AnalysisError({ reason: "InvalidArgument", message: st }))
+      user = st
+    }
+    const relation: Plan.DataSourceRelation = {
+      _tag: "DataSourceRelation",
+      planId: Plan.newPlanId(),
+      format: this.source,
+      paths,
+      options: this.extraOptions,
+      output: (user?.fields ?? []).map((f) => E.attribute(f.name, f.dataType, f.nullable)),
+      userSchema: user
+    }
+    return Effect.succeed(new DataFrame<R>(this.state, relation))
   }
 
   /** `format("json").load(paths)`: JSON Lines (or whole-file JSON with `multiLine`). */

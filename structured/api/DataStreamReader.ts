@@ -119,7 +119,8 @@ export class DataStreamReader<R = Row> {
       format: name,
       sourceKey: `${name}-${nextSourceId++}`,
       options,
-      output: (schema as T.StructType).fields.map((f) => E.attribute(f.name, f.dataType, f.nullable))
+      output: (schema as T.StructType).fields.map((f) => E.attribute(f.name, f.dataType, f.nullable)),
+      userSchema: user
     })
   }
 

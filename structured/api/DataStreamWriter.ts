@@ -238,6 +238,19 @@ const startQuery = <R>(
     const state = df.state
     const fs = state.checkpointFileSystem
     if (df.buildError !== undefined) return yield* df.buildError
+    // A remote session starts the query on Spark, which runs its own checks.
+    if (state.remote !== undefined) {
+      return yield* state.remote.startQuery(df.plan, {
+        format: spec.format,
+        outputMode: spec.outputMode,
+        trigger: spec.trigger,
+        queryName: spec.queryName,
+        options: spec.options,
+        partitionColumns: spec.partitionColumns,
+        hasForeachBatch: spec.foreachBatch !== undefined,
+        hasForeach: spec.foreach !== undefined
+      })
+    }
     const analyzed = yield* Effect.fromResult(QE.analyze(state, df.plan))
     if (!Plan.isStreaming(analyzed)) {
       return yield* invalid("'writeStream' can be called only on streaming Dataset/DataFrame")

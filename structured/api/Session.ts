@@ -35,6 +35,7 @@ import { DataFrameReader, type SchemaInput, toStructType } from "./DataFrameRead
 import { DataStreamReader } from "./DataStreamReader.ts"
 import * as Dashboard from "./Dashboard.ts"
 import * as Manager from "./StreamingQueryManager.ts"
+import { remoteFactory } from "./Remote.ts"
 import type { Row } from "./RowTypes.ts"
 import * as State from "./SessionState.ts"
 
@@ -53,6 +54,12 @@ export interface SessionOptions {
   readonly checkpointFileSystem?: CheckpointFileSystem
   /** Serves the live dashboard on `port` (0: any free port) while the session lives; see `uiWebUrl`. */
   readonly ui?: Dashboard.UiOptions
+  /**
+   * Runs the session's DataFrames and streaming queries on a Spark cluster through Spark Connect:
+   * `"sc://host:15002"`, with Spark's parameters after `/;` (`token=…` for bearer-token auth,
+   * `user_id=…`, `session_id=…`, `use_ssl=true`). See docs/spark-connect.md.
+   */
+  readonly remote?: string
 }
 
 /** `spark.conf`: Spark's runtime configuration. Reading and changing it are actions. */
@@ -140,6 +147,24 @@ const withoutParameters = (query: string): string => {
   return out
 }
 
+/**
+ * `spark.conf` of a remote session: Spark's own conf. Reads and writes go to the server; a
+ * failed call is reported on stderr and reads as unset, since `RuntimeConfig` has no error channel.
+ */
+const remoteConf = (state: State.SessionState): RuntimeConfig => {
+  const remote = state.remote!
+  const logged = <A>(effect: Effect.Effect<A, unknown>, fallback: A): Effect.Effect<A> =>
+    Effect.catch(effect, (e) =>
+      Effect.as(Effect.logWarning(`spark.conf on the remote session failed: ${String((e as Error).message ?? e)}`), fallback)
+    )
+  return {
+    get: (key, defaultValue) => logged(Effect.map(remote.conf.get(key), (v) => v ?? defaultValue), defaultValue),
+    set: (key, value) => logged(remote.conf.set(key, String(value)), undefined),
+    unset: (key) => logged(remote.conf.unset(key), undefined),
+    getAll: () => logged(remote.conf.getAll(), {})
+  }
+}
+
 /** Builds a session's members over its state. */
 export const makeShape = (state: State.SessionState): SessionShape => {
   const createDataFrame = (rows: Iterable<unknown>, schema: SchemaInput): DataFrame<any> => {
@@ -151,6 +176,8 @@ export const makeShape = (state: State.SessionState): SessionShape => {
   const table = (name: string): DataFrame<Row> => {
     const view = state.tempViews.get(name.toLowerCase())
     if (view !== undefined) return new DataFrame(state, view)
+    // On a remote session, tables (memory sinks' among them) live on Spark: Spark resolves the name.
+    if (state.remote !== undefined) return new DataFrame(state, State.tableRelation(name, []))
     const mem = State.lookupMemoryTable(state, name)
     if (mem !== undefined) {
       return new DataFrame(
@@ -173,6 +200,17 @@ export const makeShape = (state: State.SessionState): SessionShape => {
   }
 
   const sql = (query: string, args: ReadonlyArray<unknown> = []) =>
+    state.remote !== undefined
+      ? Effect.fail(
+          new AnalysisError({
+            reason: "UnsupportedOperation",
+            message:
+              "spark.sql runs on the session's local DuckDB, which a remote (Spark Connect) session does not have; build the query with DataFrame methods instead."
+          })
+        )
+      : localSql(query, args)
+
+  const localSql = (query: string, args: ReadonlyArray<unknown>) =>
     DuckDB.withMemory((c) =>
       Effect.gen(function* () {
         let referenced: ReadonlyArray<string> = []
@@ -208,7 +246,9 @@ export const makeShape = (state: State.SessionState): SessionShape => {
       )
     )
 
-  const confOf = (): RuntimeConfig => ({
+  const confOf = (): RuntimeConfig => (state.remote !== undefined ? remoteConf(state) : localConf())
+
+  const localConf = (): RuntimeConfig => ({
     get: (key, defaultValue) => Effect.sync(() => state.conf.get(key) ?? defaultValue),
     set: (key, value) =>
       Effect.sync(() => {
@@ -264,6 +304,15 @@ export class Session extends Context.Service<Session, SessionShape>()("tributary
         state.stateStoreProvider =
           options.stateStore === "memory" ? yield* FileStateStoreProvider.make() : yield* DuckDBStateStoreProvider.make()
         state.queries.scope = yield* Effect.scope
+        if (options.remote !== undefined) {
+          const open = remoteFactory()
+          if (open === undefined) {
+            return yield* Effect.die(
+              new Error("Session.layer({ remote }) needs the Spark Connect backend: import from \"tributary\" (mod.ts registers it).")
+            )
+          }
+          state.remote = yield* open(options.remote, conf, state)
+        }
         // A port that cannot be had is a configuration mistake: the session does not start.
         if (options.ui !== undefined) state.uiWebUrl = yield* Effect.orDie(Dashboard.serve(state, options.ui))
         // Releasing the session stops its queries (their fibers live in this scope) and forgets them.

@@ -15,6 +15,7 @@ import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
 import type { StateStoreProvider } from "../../state/StateStore.ts"
 import type { MicroBatchSource, SessionTables } from "../../core/Streaming.ts"
+import type { RemoteBackend } from "./Remote.ts"
 import type { StreamingQuery } from "./StreamingQuery.ts"
 import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
 
@@ -85,6 +86,8 @@ export interface SessionState {
   readonly streamingContexts: Set<{ readonly stop: () => Effect.Effect<void> }>
   /** The dashboard's address when `Session.layer({ ui })` started one. */
   uiWebUrl: string | undefined
+  /** Set for `Session.layer({ remote })`: actions and streaming queries run on Spark through it. */
+  remote: RemoteBackend | undefined
 }
 
 export const TABLE_FORMAT = "__tributary_table"
@@ -131,7 +134,8 @@ export const make = (conf: Readonly<Record<string, string>> = {}): SessionState 
     checkpointFileSystem: NodeCheckpointFileSystem,
     stateStoreProvider: undefined,
     streamingContexts: new Set(),
-    uiWebUrl: undefined
+    uiWebUrl: undefined,
+    remote: undefined
   }
 }
 

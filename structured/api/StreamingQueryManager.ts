@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type { StreamingQueryError } from "../../core/Errors.ts"
+import { type StreamingQueryError, StreamingQueryError as StreamingQueryErrorClass } from "../../core/Errors.ts"
 import type { SessionState } from "./SessionState.ts"
 import type { StreamingQuery } from "./StreamingQuery.ts"
 import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
@@ -29,6 +29,42 @@ export interface StreamingQueryManager {
 }
 
 export const make = (state: SessionState): StreamingQueryManager => {
+  const local = makeLocal(state)
+  const remote = state.remote
+  if (remote === undefined) return local
+  // A remote session's queries live on Spark; listeners stay local (Spark Connect's listener bus
+  // is not bridged). The manager's methods have no error channel for transport failures: they are
+  // logged and read as "no query", and `awaitAnyTermination` fails with them as a query error.
+  const logged = <A>(effect: Effect.Effect<A, unknown>, fallback: A): Effect.Effect<A> =>
+    Effect.catch(effect, (e) =>
+      Effect.as(Effect.logWarning(`spark.streams on the remote session failed: ${messageOf(e)}`), fallback)
+    )
+  return {
+    ...local,
+    active: () => logged(remote.streams.active(), []),
+    get: (id) => logged(remote.streams.get(id), undefined),
+    awaitAnyTermination: (timeoutMs) =>
+      Effect.catchIf(
+        remote.streams.awaitAnyTermination(timeoutMs),
+        (e): e is Exclude<typeof e, StreamingQueryError> => e._tag !== "StreamingQueryError",
+        (e) =>
+          Effect.fail(
+            new StreamingQueryErrorClass({
+              message: `awaitAnyTermination on the remote session failed: ${e.message}`,
+              queryId: "",
+              runId: "",
+              batchId: undefined,
+              cause: e
+            })
+          )
+      ),
+    resetTerminated: () => logged(remote.streams.resetTerminated(), undefined)
+  }
+}
+
+const messageOf = (e: unknown): string => (e instanceof Error || (typeof e === "object" && e !== null && "message" in e) ? String((e as { message: unknown }).message) : String(e))
+
+const makeLocal = (state: SessionState): StreamingQueryManager => {
   const registry = state.queries
   // Spark's `lastTerminatedQueryException`: once a query ended with an error, every later
   // `awaitAnyTermination` (until `resetTerminated`) fails with the latest such error, even when

@@ -3,7 +3,8 @@
  * module (with `tributary` imports pointed at this checkout) and imported, so a sample that
  * throws or rejects fails this test (`npm run typecheck` type-checks the same samples). Which
  * blocks count is decided in scripts/doc-samples.ts (a `<!-- not run: why -->` line before a
- * block leaves it out). Samples that name `"localhost:9092"` run against the test Kafka broker.
+ * block leaves it out). Samples that name `"localhost:9092"` run against the test Kafka broker,
+ * and samples that name `"sc://localhost:15002"` against the test Spark Connect server.
  */
 import { mkdir, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -39,6 +40,14 @@ describe("documentation samples", () => {
           throw new Error("a Kafka sample needs the test broker: run vitest without a file filter, or set TRIBUTARY_KAFKA_BOOTSTRAP")
         }
         code = code.replaceAll('"localhost:9092"', JSON.stringify(bootstrap))
+      }
+      if (code.includes('"sc://localhost:15002"')) {
+        // Spark Connect samples run against the test server (started by test/connect/globalSetup.ts).
+        const remote = process.env.TRIBUTARY_SPARK_REMOTE ?? inject("sparkRemote")
+        if (remote === undefined || remote === "") {
+          throw new Error("a Spark Connect sample needs the test server: run vitest without a file filter, or set TRIBUTARY_SPARK_REMOTE")
+        }
+        code = code.replaceAll('"sc://localhost:15002"', JSON.stringify(remote))
       }
       await writeFile(path, code)
       await import(path)

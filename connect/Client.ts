@@ -1,0 +1,327 @@
+/**
+ * The Spark Connect client: one remote Spark session over gRPC.
+ *
+ * - `parseAddress` reads Spark's connection string, `sc://host[:port][/;key=value;…]` with the
+ *   keys Spark's clients know (`token`, `user_id`, `session_id`, `use_ssl`, `user_agent`).
+ * - `SparkConnectClient.make(address)` opens the channel (HTTP/2 gRPC through
+ *   `@connectrpc/connect-node`), sends the bearer token on every call, keeps the session alive
+ *   while it is idle and releases it when its scope closes.
+ * - Every call is an Effect; gRPC failures become typed errors: Spark's `AnalysisException`s an
+ *   `AnalysisError` with Spark's error class and message, everything else a `ConnectorError`
+ *   (`retryable` when the server was unreachable).
+ *
+ * The transport sits behind `SparkConnectTransport`, an Effect service: tests and other
+ * runtimes can provide a different one.
+ *
+ * @since 0.3.0
+ */
+import { create, type MessageInitShape } from "@bufbuild/protobuf"
+import { BinaryReader } from "@bufbuild/protobuf/wire"
+import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect"
+import { createGrpcTransport } from "@connectrpc/connect-node"
+import { Context, Duration, Effect, Layer, Result, type Scope } from "effect"
+import { AnalysisError, ConnectorError } from "../core/Errors.ts"
+import {
+  AnalyzePlanRequestSchema,
+  type AnalyzePlanResponse,
+  ConfigRequest_OperationSchema,
+  ConfigRequestSchema,
+  type ConfigResponse,
+  type ExecutePlanResponse,
+  ExecutePlanRequestSchema,
+  type Plan,
+  ReleaseSessionRequestSchema,
+  SparkConnectService,
+  UserContextSchema
+} from "./gen/spark/connect/base_pb.ts"
+
+/** The parts of an `sc://` connection string. */
+export interface ConnectAddress {
+  readonly host: string
+  readonly port: number
+  readonly token: string | undefined
+  readonly userId: string
+  readonly sessionId: string | undefined
+  readonly useSsl: boolean
+  readonly userAgent: string
+}
+
+/** Spark Connect's default port (`spark.connect.grpc.binding.port`). */
+export const DEFAULT_PORT = 15002
+
+const CLIENT_TYPE = "tributary"
+
+const invalidAddress = (address: string, why: string): ConnectorError =>
+  new ConnectorError({
+    connector: "spark-connect",
+    domain: "user",
+    retryable: false,
+    message: `Invalid Spark Connect address '${redact(address)}': ${why}. Expected sc://host[:port][/;token=…;user_id=…;session_id=…;use_ssl=true].`
+  })
+
+/** The address with its token hidden, for messages and `uiWebUrl`-like displays. */
+export const redact = (address: string): string => address.replace(/token=[^;]*/gi, "token=***")
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Parses Spark's connection string (the rules of Spark's `ChannelBuilder`). */
+export const parseAddress = (address: string): Result.Result<ConnectAddress, ConnectorError> => {
+  if (!address.startsWith("sc://")) return Result.fail(invalidAddress(address, "it must start with sc://"))
+  const rest = address.slice("sc://".length)
+  const slash = rest.indexOf("/")
+  const authority = slash === -1 ? rest : rest.slice(0, slash)
+  const tail = slash === -1 ? "" : rest.slice(slash + 1)
+  if (authority.length === 0) return Result.fail(invalidAddress(address, "the host is missing"))
+  let host = authority
+  let port = DEFAULT_PORT
+  const bracket = authority.startsWith("[") ? authority.indexOf("]") : -1
+  const colon = authority.lastIndexOf(":")
+  if (colon > bracket && colon !== -1) {
+    host = authority.slice(0, colon)
+    const p = authority.slice(colon + 1)
+    if (!/^[0-9]+$/.test(p) || Number(p) < 1 || Number(p) > 65535) {
+      return Result.fail(invalidAddress(address, `'${p}' is not a port`))
+    }
+    port = Number(p)
+  }
+  // Spark's format puts the parameters after "/;"; a bare path is not allowed.
+  if (tail.length > 0 && !tail.startsWith(";")) {
+    return Result.fail(invalidAddress(address, "parameters follow '/;' (a path is not allowed)"))
+  }
+  const params = new Map<string, string>()
+  for (const part of tail.split(";")) {
+    if (part.length === 0) continue
+    const eq = part.indexOf("=")
+    if (eq <= 0) return Result.fail(invalidAddress(address, `parameter '${part}' is not key=value`))
+    params.set(part.slice(0, eq).toLowerCase(), decodeURIComponent(part.slice(eq + 1)))
+  }
+  const sessionId = params.get("session_id")
+  if (sessionId !== undefined && !UUID.test(sessionId)) {
+    return Result.fail(invalidAddress(address, "session_id must be a UUID"))
+  }
+  const ssl = params.get("use_ssl")
+  if (ssl !== undefined && ssl !== "true" && ssl !== "false") {
+    return Result.fail(invalidAddress(address, "use_ssl must be true or false"))
+  }
+  return Result.succeed({
+    host,
+    port,
+    token: params.get("token"),
+    userId: params.get("user_id") ?? "tributary",
+    sessionId,
+    useSsl: ssl === "true",
+    userAgent: params.get("user_agent") ?? CLIENT_TYPE
+  })
+}
+
+/** Makes the gRPC transport for an address; a service so that the transport can be replaced. */
+export class SparkConnectTransport extends Context.Service<
+  SparkConnectTransport,
+  { readonly make: (address: ConnectAddress, interceptors: ReadonlyArray<Interceptor>) => Transport }
+>()("tributary/SparkConnectTransport") {
+  /** HTTP/2 gRPC through `@connectrpc/connect-node` (Node; Deno's `node:http2` too). */
+  static readonly node = Layer.succeed(SparkConnectTransport, {
+    make: (address, interceptors) =>
+      createGrpcTransport({
+        baseUrl: `${address.useSsl ? "https" : "http"}://${address.host}:${address.port}`,
+        interceptors: [...interceptors],
+        // Results of large queries arrive in Arrow batches of up to Spark's 4 MiB default and more.
+        readMaxBytes: 512 * 1024 * 1024
+      })
+  })
+}
+
+/** `google.rpc.ErrorInfo` (reason, domain, metadata), decoded by hand: its .proto is not part of Spark's. */
+interface ErrorInfo {
+  readonly reason: string
+  readonly metadata: ReadonlyMap<string, string>
+}
+
+const ERROR_INFO_TYPE = "google.rpc.ErrorInfo"
+
+const decodeErrorInfo = (bytes: Uint8Array): ErrorInfo | undefined => {
+  try {
+    const reader = new BinaryReader(bytes)
+    let reason = ""
+    const metadata = new Map<string, string>()
+    while (reader.pos < reader.len) {
+      const [field, wireType] = reader.tag()
+      if (field === 1 && wireType === 2) reason = reader.string()
+      else if (field === 3 && wireType === 2) {
+        const entry = new BinaryReader(reader.bytes())
+        let k = ""
+        let v = ""
+        while (entry.pos < entry.len) {
+          const [f, w] = entry.tag()
+          if (f === 1 && w === 2) k = entry.string()
+          else if (f === 2 && w === 2) v = entry.string()
+          else entry.skip(w)
+        }
+        metadata.set(k, v)
+      } else reader.skip(wireType)
+    }
+    return { reason, metadata }
+  } catch {
+    return undefined
+  }
+}
+
+/** Spark's error class (from `ErrorInfo.metadata.errorClass`, or the `[CLASS]` prefix of the message). */
+const errorClassOf = (info: ErrorInfo | undefined, message: string): string | undefined => {
+  const fromInfo = info?.metadata.get("errorClass")
+  if (fromInfo !== undefined && fromInfo.length > 0) return fromInfo
+  const m = /^\[([A-Z0-9_.]+)\]/.exec(message)
+  return m === null ? undefined : m[1]
+}
+
+const analysisReason = (errorClass: string | undefined): AnalysisError["reason"] => {
+  const c = errorClass ?? ""
+  if (c.startsWith("UNRESOLVED_COLUMN") || c.startsWith("UNRESOLVED_FIELD")) return "UnresolvedColumn"
+  if (c.startsWith("AMBIGUOUS_REFERENCE") || c.startsWith("AMBIGUOUS_COLUMN")) return "AmbiguousReference"
+  if (c.startsWith("DATATYPE_MISMATCH") || c.startsWith("CANNOT_UP_CAST") || c.startsWith("INCOMPATIBLE")) {
+    return "DataTypeMismatch"
+  }
+  if (c.startsWith("TABLE_OR_VIEW_NOT_FOUND")) return "TableNotFound"
+  if (c.startsWith("PATH_NOT_FOUND")) return "PathNotFound"
+  if (c.includes("WATERMARK")) return "WatermarkRequired"
+  if (c.includes("UNSUPPORTED") || c.includes("NOT_SUPPORTED") || c.startsWith("STREAMING_OUTPUT_MODE")) {
+    return "UnsupportedOperation"
+  }
+  if (c.startsWith("UNABLE_TO_INFER_SCHEMA")) return "SchemaRequired"
+  return "InvalidPlan"
+}
+
+/** The typed error of a failed call: Spark's exception, or the transport's. */
+export const fromRpcError = (cause: unknown, what: string): AnalysisError | ConnectorError => {
+  const err = ConnectError.from(cause)
+  const message = err.rawMessage
+  if (err.code === Code.Unavailable || err.code === Code.DeadlineExceeded || err.code === Code.Aborted) {
+    return new ConnectorError({
+      connector: "spark-connect",
+      domain: "external",
+      retryable: true,
+      message: `Spark Connect ${what} failed: the server is not reachable (${Code[err.code]}): ${message}`,
+      cause: err
+    })
+  }
+  if (err.code === Code.Unauthenticated || err.code === Code.PermissionDenied) {
+    return new ConnectorError({
+      connector: "spark-connect",
+      domain: "user",
+      retryable: false,
+      message: `Spark Connect ${what} was refused (${Code[err.code]}): check the token of the sc:// address. ${message}`,
+      cause: err
+    })
+  }
+  let info: ErrorInfo | undefined
+  for (const d of err.details) {
+    if ("type" in d && d.type === ERROR_INFO_TYPE) info = decodeErrorInfo(d.value)
+  }
+  const errorClass = errorClassOf(info, message)
+  const classes = info?.metadata.get("classes") ?? ""
+  const isAnalysis =
+    info?.reason === "org.apache.spark.sql.AnalysisException" ||
+    classes.includes("org.apache.spark.sql.AnalysisException") ||
+    classes.includes("org.apache.spark.sql.catalyst.parser.ParseException")
+  if (isAnalysis) {
+    return new AnalysisError({
+      reason: analysisReason(errorClass),
+      message,
+      ...(errorClass === undefined ? {} : { errorClass })
+    })
+  }
+  const sqlState = info?.metadata.get("sqlState")
+  return new ConnectorError({
+    connector: "spark-connect",
+    // Spark's own failure of the query (a bad cast in ANSI mode, a missing file at run time) is
+    // the user's to fix; an internal error of Spark or the transport is not.
+    domain: errorClass !== undefined && !errorClass.startsWith("INTERNAL_ERROR") ? "user" : "external",
+    retryable: false,
+    message: `Spark Connect ${what} failed${info !== undefined ? ` (${info.reason})` : ""}: ${message}`,
+    cause: err,
+    ...(errorClass === undefined ? {} : { errorClass }),
+    ...(sqlState === undefined || sqlState.length === 0 ? {} : { sqlState })
+  })
+}
+
+/** The `analyze` oneof of an `AnalyzePlanRequest`, as a plain object. */
+export type AnalyzeInit = NonNullable<MessageInitShape<typeof AnalyzePlanRequestSchema>["analyze"]>
+/** The `op_type` oneof of a `Config` operation, as a plain object. */
+export type ConfigInit = NonNullable<MessageInitShape<typeof ConfigRequest_OperationSchema>["opType"]>
+
+/** One remote session's calls. */
+export interface SparkConnectClient {
+  readonly address: ConnectAddress
+  /** The session id every call carries (Spark keys its remote session by it). */
+  readonly sessionId: string
+  /** `ExecutePlan`: every response of the call, in order (Arrow batches, schema, command results). */
+  readonly execute: (plan: Plan) => Effect.Effect<ReadonlyArray<ExecutePlanResponse>, AnalysisError | ConnectorError>
+  /** `AnalyzePlan` with one analysis (`{ case: "schema", value: … }`). */
+  readonly analyze: (analyze: AnalyzeInit) => Effect.Effect<AnalyzePlanResponse, AnalysisError | ConnectorError>
+  /** `Config` with one operation (`{ case: "set", value: { pairs } }`). */
+  readonly config: (op: ConfigInit) => Effect.Effect<ConfigResponse, AnalysisError | ConnectorError>
+}
+
+export interface ClientOptions {
+  /**
+   * How often an idle session is touched (a cheap `AnalyzePlan spark_version`) so that the server
+   * does not expire it and stop its streaming queries. Spark's session timeout defaults to 60 min.
+   */
+  readonly keepAliveInterval?: Duration.Input
+}
+
+const tryCall = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) =>
+  Effect.tryPromise({ try: f, catch: (cause) => fromRpcError(cause, what) })
+
+/**
+ * Opens a client for a parsed address. The keep-alive fiber and the remote session are released
+ * with the scope (`ReleaseSession`, best effort: a server that is gone has nothing to release).
+ */
+export const make = (
+  address: ConnectAddress,
+  options: ClientOptions = {}
+): Effect.Effect<SparkConnectClient, never, Scope.Scope | SparkConnectTransport> =>
+  Effect.gen(function* () {
+    const transports = yield* SparkConnectTransport
+    const auth: Interceptor = (next) => (req) => {
+      if (address.token !== undefined) req.header.set("authorization", `Bearer ${address.token}`)
+      req.header.set("user-agent", address.userAgent)
+      return next(req)
+    }
+    const rpc = createClient(SparkConnectService, transports.make(address, [auth]))
+    const sessionId = address.sessionId ?? crypto.randomUUID()
+    const userContext = create(UserContextSchema, { userId: address.userId, userName: address.userId })
+    const common = { sessionId, userContext, clientType: CLIENT_TYPE }
+
+    const execute = (plan: Plan) =>
+      tryCall("ExecutePlan", async (signal) => {
+        const out: Array<ExecutePlanResponse> = []
+        const request = create(ExecutePlanRequestSchema, { ...common, plan, operationId: crypto.randomUUID() })
+        for await (const response of rpc.executePlan(request, { signal })) out.push(response)
+        return out
+      })
+    const analyze = (which: AnalyzeInit) =>
+      tryCall("AnalyzePlan", (signal) =>
+        rpc.analyzePlan(create(AnalyzePlanRequestSchema, { ...common, analyze: which }), { signal })
+      )
+    const config = (opType: ConfigInit) =>
+      tryCall("Config", (signal) => rpc.config(create(ConfigRequestSchema, { ...common, operation: { opType } }), { signal }))
+
+    const interval = Duration.fromInputUnsafe(options.keepAliveInterval ?? "5 minutes")
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.sleep(interval).pipe(Effect.andThen(Effect.ignore(analyze({ case: "sparkVersion", value: {} }))))
+      )
+    )
+    yield* Effect.addFinalizer(() =>
+      Effect.ignore(
+        tryCall("ReleaseSession", (signal) =>
+          rpc.releaseSession(create(ReleaseSessionRequestSchema, { ...common }), {
+            signal,
+            timeoutMs: 5_000
+          })
+        )
+      )
+    )
+    return { address, sessionId, execute, analyze, config }
+  })
