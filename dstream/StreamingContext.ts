@@ -46,7 +46,7 @@
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Semaphore } from "effect"
 import * as T from "../core/DataType.ts"
 import {
-  type AnalysisError,
+  AnalysisError,
   CheckpointError,
   type ConnectorError,
   IllegalStateError,
@@ -418,6 +418,14 @@ export class StreamingContext {
           return yield* new IllegalStateError({ message: "StreamingContext has already been stopped" })
         case "INITIALIZED":
           break
+      }
+      // DStreams run on this process's scheduler over JavaScript closures: nothing of them can
+      // run on a Spark Connect server (Spark Connect has no DStream API either).
+      if (this.session.state.remote !== undefined) {
+        return yield* new AnalysisError({
+          reason: "UnsupportedOperation",
+          message: `StreamingContext (DStreams) cannot run on a remote session (${this.session.state.remote.address}): DStreams run on the local scheduler with JavaScript functions, and Spark Connect has no DStream API. Use a local Session.layer() for DStreams, or Structured Streaming on the remote session.`
+        })
       }
       if (this.#buildErrors.length > 0) return yield* this.#buildErrors[0]
       if (this.#outputs.length === 0)

@@ -7,6 +7,7 @@
 import { it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { describe, expect } from "vitest"
+import { StreamingContext } from "../../dstream/mod.ts"
 import { AnalysisError, ConnectorError, F, MemoryStream, Session } from "../../mod.ts"
 import { remoteAddress } from "./remote.ts"
 
@@ -111,6 +112,17 @@ describe("a remote session", () => {
       const sql = yield* Effect.flip(spark.sql("select 1"))
       expect(sql).toBeInstanceOf(AnalysisError)
       expect(yield* spark.streams.active()).toEqual([])
+    }).pipe(Effect.provide(remote()))
+  )
+
+  it.effect("a StreamingContext (DStreams) refuses to start on a remote session", () =>
+    Effect.gen(function* () {
+      const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
+      ssc.queueStream([[1, 2, 3]]).print()
+      const e = yield* Effect.flip(ssc.start())
+      expect(e).toBeInstanceOf(AnalysisError)
+      expect(e.message).toContain("StreamingContext (DStreams) cannot run on a remote session")
+      expect(e.message).not.toContain("token=")
     }).pipe(Effect.provide(remote()))
   )
 
