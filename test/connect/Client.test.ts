@@ -1,6 +1,8 @@
 import { create } from "@bufbuild/protobuf"
 import { it } from "@effect/vitest"
-import { Effect, Result } from "effect"
+import { createGrpcTransport } from "@connectrpc/connect-node"
+import { Effect, Layer, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import * as Client from "../../connect/Client.ts"
 import { PlanSchema } from "../../connect/gen/spark/connect/base_pb.ts"
@@ -148,4 +150,39 @@ describe("SparkConnectClient against a real Spark", () => {
       expect(none).toBeInstanceOf(ConnectorError)
     })
   })
+
+  it.effect("keeps an idle session alive on the Clock, through a transport the layer provides", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      // A transport of our own (the service is the seam): the real gRPC one, recording each call.
+      const recording = Layer.succeed(Client.SparkConnectTransport, {
+        make: (address, interceptors) =>
+          createGrpcTransport({
+            baseUrl: `http://${address.host}:${address.port}`,
+            interceptors: [
+              ...interceptors,
+              (next) => (req) => {
+                calls.push(req.method.name)
+                return next(req)
+              }
+            ]
+          })
+      })
+      const parsed = Client.parseAddress(remoteAddress())
+      if (Result.isFailure(parsed)) return yield* parsed.failure
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* Client.make(parsed.success, { keepAliveInterval: "1 minute" })
+          yield* TestClock.adjust("59 seconds")
+          expect(calls).toEqual([])
+          yield* TestClock.adjust("1 second")
+          // The keep-alive call runs on its own fiber: wait for it to reach the server.
+          while (calls.length === 0) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 10)))
+          expect(calls).toEqual(["AnalyzePlan"])
+        })
+      ).pipe(Effect.provide(recording))
+      // Closing the scope releases the remote session.
+      expect(calls).toEqual(["AnalyzePlan", "ReleaseSession"])
+    })
+  )
 })
