@@ -17,7 +17,8 @@
  * 10-second tumbling windows, count and sum, update mode, state in DuckDB (and again in the file
  * provider), against a hand-written nested-Map loop (user → window → count, sum) over the same
  * batches. Best of `RUNS` for both, each engine run a new query over a new checkpoint; the engine's
- * time is also split by phase (progress `durationMs` and the state operator's metrics).
+ * time is also split by phase (progress `durationMs` and the state operator's metrics), with the
+ * garbage-collection pauses that fell anywhere in it.
  *
  * `node bench/run.ts windowed-duckdb` (any prefix of `groupby`, `tiny`, `stateless`,
  * `windowed-duckdb`, `windowed-memory`, `join`) runs only those workloads.
@@ -241,7 +242,39 @@ const handWindowed = (batches: ReadonlyArray<ReadonlyArray<Click>>): number => {
 interface WindowedRun {
   readonly engineMs: number
   readonly addDataMs: number
+  /** Garbage-collection pauses of the main thread during the run (they land in every phase). */
+  readonly gcMs: number
+  /** CPU time of the main thread during the run (less sensitive than wall time to a busy machine). */
+  readonly cpuMs: number
   readonly progress: ReadonlyArray<StreamingQueryProgress>
+}
+
+/** CPU milliseconds of the calling thread so far (`process.threadCpuUsage`, Node 23.9+; 0 elsewhere). */
+const threadCpuMs = (): number => {
+  const usage = (process as { threadCpuUsage?: () => { user: number; system: number } }).threadCpuUsage?.()
+  return usage === undefined ? 0 : (usage.user + usage.system) / 1000
+}
+
+/**
+ * Milliseconds of GC pauses between `start()` and `stop()`: Node's `gc` performance entries (0
+ * where the runtime has none).
+ */
+const gcPauses = () => {
+  let ms = 0
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) ms += e.duration
+  })
+  return {
+    start: () => {
+      if (PerformanceObserver.supportedEntryTypes.includes("gc")) observer.observe({ entryTypes: ["gc"] })
+    },
+    stop: async (): Promise<number> => {
+      // Entries are delivered asynchronously: let the last ones arrive.
+      await new Promise((resolve) => setTimeout(resolve, 0))
+      observer.disconnect()
+      return ms
+    }
+  }
 }
 
 /** One run of the windowed query over `batches`, from a new checkpoint. */
@@ -257,6 +290,9 @@ const windowedRun = (batches: ReadonlyArray<ReadonlyArray<Click>>, dir: string) 
       .outputMode("update")
       .option("checkpointLocation", join(dir, "q"))
       .start()
+    const gc = gcPauses()
+    gc.start()
+    const cpu0 = threadCpuMs()
     const t0 = performance.now()
     let addDataMs = 0
     for (const b of batches) {
@@ -266,9 +302,11 @@ const windowedRun = (batches: ReadonlyArray<ReadonlyArray<Click>>, dir: string) 
       yield* query.processAllAvailable()
     }
     const engineMs = performance.now() - t0
+    const cpuMs = threadCpuMs() - cpu0
+    const gcMs = yield* Effect.promise(() => gc.stop())
     const progress = yield* query.recentProgress()
     yield* query.stop()
-    return { engineMs, addDataMs, progress } satisfies WindowedRun
+    return { engineMs, addDataMs, gcMs, cpuMs, progress } satisfies WindowedRun
   })
 
 const windowed = (provider: "duckdb" | "memory", root: string) =>
@@ -280,7 +318,7 @@ const windowed = (provider: "duckdb" | "memory", root: string) =>
       const r = yield* windowedRun(batches, join(root, `run${i}`))
       if (run === undefined || r.engineMs < run.engineMs) run = r
     }
-    const { engineMs, addDataMs, progress } = run!
+    const { engineMs, addDataMs, gcMs, cpuMs, progress } = run!
     const handMs = yield* Effect.promise(() => best(() => handWindowed(batches)))
     const commits = progress.flatMap((p) => p.stateOperators.map((s) => s.commitTimeMs))
     // Where the engine's time went, summed over the batches (progress.durationMs and the state
@@ -295,14 +333,15 @@ const windowed = (provider: "duckdb" | "memory", root: string) =>
       `(state updates ${op((s) => s.allUpdatesTimeMs).toFixed(0)}`,
       `state commit ${op((s) => s.commitTimeMs).toFixed(0)})`,
       `commitOffsets ${total((p) => p.durationMs.commitOffsets ?? 0).toFixed(0)}`,
-      `triggerExecution ${total((p) => p.durationMs.triggerExecution ?? 0).toFixed(0)}`
+      `triggerExecution ${total((p) => p.durationMs.triggerExecution ?? 0).toFixed(0)}`,
+      `(GC pauses in all phases ${gcMs.toFixed(0)})`
     ]
     const stateRows = progress[progress.length - 1]?.stateOperators[0]?.numRowsTotal ?? 0
     const rate = (ms: number) => `${((WINDOW_EVENTS / ms) * 1000 / 1e6).toFixed(2)} M rows/s`
     console.log(
       `windowed aggregation (${provider} state): ${WINDOW_EVENTS} events, ${USERS} users, 10 s windows, update mode, ${STREAM_BATCHES} batches, ${stateRows} state rows at the end (best of ${RUNS})`
     )
-    console.log(`  tributary         ${engineMs.toFixed(1)} ms  ${rate(engineMs)}`)
+    console.log(`  tributary         ${engineMs.toFixed(1)} ms  ${rate(engineMs)}  (main thread CPU ${cpuMs.toFixed(0)} ms)`)
     console.log(`  hand-written loop ${handMs.toFixed(1)} ms  ${rate(handMs)}`)
     console.log(`  ratio tributary / hand-written loop (throughput): ${(handMs / engineMs).toFixed(3)}`)
     console.log(`  state commit per batch: ${commits.map((c) => c.toFixed(0)).join(", ")} ms`)

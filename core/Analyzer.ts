@@ -633,6 +633,12 @@ class Analyzer {
               `Invalid usage of '*' in expression ${toSQLId(e.name)}.`
             )
           }
+          // Spark's CreateStruct names its fields after aliased arguments before CleanupAliases
+          // trims aliases: struct(a AS u) has a field `u`, so these aliases stay
+          if (a._tag === "Alias" && e._tag === "ScalarFunction" && e.name.toLowerCase() === "struct") {
+            const child = this.resolveRefs(a.child, scope)
+            return child === a.child ? a : { ...a, child }
+          }
           return this.resolveRefs(a, scope)
         })
         return E.withChildren(e, args)

@@ -231,6 +231,15 @@ const arithmetic = (op: E.ArithmeticOp, t: T.DataType, l: Evaluator, r: Evaluato
         }
     }
   }
+  if (t._tag === "long" && op === "*") {
+    // + 0: a negative long times zero is 0 in Java, -0 in JavaScript (found by the differential suite)
+    return (row) => {
+      const x = l(row)
+      if (x == null) return null
+      const y = r(row)
+      return y == null ? null : (x as number) * (y as number) + 0
+    }
+  }
   switch (op) {
     case "+":
       return (row) => {

@@ -101,6 +101,10 @@ export const prettyName = (e: Expression): string => {
     case "GetField":
       return `${prettyName(e.child)}.${e.field}`
     case "ScalarFunction":
+      // struct keeps its arguments' aliases (they name its fields); Spark shows them: struct(user AS u)
+      if (e.name.toLowerCase() === "struct") {
+        return `${e.name}(${e.args.map((a) => (a._tag === "Alias" ? `${prettyName(a.child)} AS ${a.name}` : prettyName(a))).join(", ")})`
+      }
       return `${e.name}(${e.args.map(prettyName).join(", ")})`
     case "AggregateFunction": {
       const args = e.args.map(prettyName).join(", ")

@@ -24,10 +24,26 @@ const compareNumbers: Comparator = (a, b) => {
   return xn && yn ? 0 : xn ? 1 : -1
 }
 
+// Spark compares strings by their UTF-8 bytes, which is code point order. JavaScript's `<`
+// compares UTF-16 code units, which agrees except where one string has a surrogate (half of a code
+// point above U+FFFF, like an emoji) and the other a unit in U+E000–U+FFFF (like "！"): there
+// the surrogate's code point is the larger one.
 const compareStrings: Comparator = (a, b) => {
   const x = a as string
   const y = b as string
-  return x < y ? -1 : x > y ? 1 : 0
+  if (x === y) return 0
+  const n = Math.min(x.length, y.length)
+  for (let i = 0; i < n; i++) {
+    const cx = x.charCodeAt(i)
+    const cy = y.charCodeAt(i)
+    if (cx !== cy) {
+      const sx = cx >= 0xd800 && cx <= 0xdfff
+      const sy = cy >= 0xd800 && cy <= 0xdfff
+      if (sx !== sy) return sx ? 1 : -1
+      return cx < cy ? -1 : 1
+    }
+  }
+  return x.length < y.length ? -1 : x.length > y.length ? 1 : 0
 }
 
 const compareBooleans: Comparator = (a, b) => (a === b ? 0 : a ? 1 : -1)

@@ -48,6 +48,24 @@ export interface StreamingCheckConf {
 // Spark reports every checker failure under this legacy class, its message being the text alone
 const ERROR_CLASS = "_LEGACY_ERROR_TEMP_3102"
 
+/**
+ * Spark 4's `STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION`
+ * (`QueryCompilationErrors.unsupportedOutputModeForStreamingOperationError`), worded as Spark 4.2
+ * words it, followed by the sentence Spark 3 gave for the same refusal (`legacy`), which code and
+ * tests written against Spark 3 look for.
+ */
+const outputModeUnsupported = (
+  outputMode: OutputMode,
+  operation: string,
+  legacy: string,
+  reason: "UnsupportedOperation" | "WatermarkRequired" = "UnsupportedOperation"
+): AnalysisError =>
+  new AnalysisError({
+    reason,
+    errorClass: "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION",
+    message: `[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: ${outputMode}. This output mode is not supported for ${operation} on streaming DataFrames/DataSets. (${legacy})`
+  })
+
 const unsupported = (message: string): AnalysisError =>
   new AnalysisError({ reason: "UnsupportedOperation", errorClass: ERROR_CLASS, message })
 
@@ -738,7 +756,7 @@ const checkTransformWithState = (p: P.TransformWithState): AnalysisError | undef
  * const counts = { _tag: "Aggregate" as const, planId: 2, groupingExpressions: [k], aggregateExpressions: [k], child: stream }
  * checkForStreaming(counts, "update") // undefined
  * checkForStreaming(counts, "append")?.message
- * // "Append output mode not supported when there are streaming aggregations on streaming DataFrames/DataSets without watermark"
+ * // "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: append. This output mode is not supported for streaming aggregations without watermark on streaming DataFrames/DataSets. (Append output mode …)"
  * ```
  * @since 0.1.0
  */
@@ -759,16 +777,25 @@ export const checkForStreaming = (
     const top = aggregates[0]
     if (outputMode === "append" && !groupsOnWatermark(top)) {
       // without a watermark a group is never final, so Append could never emit it
-      return watermarkRequired(
-        `${mode} output mode not supported when there are streaming aggregations on streaming DataFrames/DataSets without watermark`
+      return outputModeUnsupported(
+        outputMode,
+        "streaming aggregations without watermark",
+        `${mode} output mode not supported when there are streaming aggregations on streaming DataFrames/DataSets without watermark.`,
+        "WatermarkRequired"
       )
     }
     if (outputMode === "update" && groupsOnSessionWindow(top)) {
-      return unsupported(`${mode} output mode not supported for session window on streaming DataFrames/DataSets`)
+      return outputModeUnsupported(
+        outputMode,
+        "session window streaming aggregations",
+        `${mode} output mode not supported for session window on streaming DataFrames/DataSets.`
+      )
     }
   } else if (outputMode === "complete") {
-    return unsupported(
-      `${mode} output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets`
+    return outputModeUnsupported(
+      outputMode,
+      "no streaming aggregations",
+      `${mode} output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets.`
     )
   }
   const completeAggregation = outputMode === "complete"

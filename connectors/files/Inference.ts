@@ -22,14 +22,15 @@ const integerRe = /^[+-]?\d+$/
 /** Java's `Integer.parseInt` (ASCII digits): `null` when it would throw. */
 export const javaParseInt = (s: string): number | null => {
   if (!integerRe.test(s)) return null
-  const n = Number(s)
+  // + 0: "-0" is the integer 0 (Number("-0") is -0)
+  const n = Number(s) + 0
   return n < INT_MIN || n > INT_MAX ? null : n
 }
 
 /** Java's `Long.parseLong` (ASCII digits): `null` when it would throw. */
 export const javaParseLong = (s: string): number | null => {
   if (!integerRe.test(s)) return null
-  if (s.length <= 16) return Number(s)
+  if (s.length <= 16) return Number(s) + 0
   const b = BigInt(s)
   if (b < -9223372036854775808n || b > 9223372036854775807n) return null
   return Number(b)

@@ -207,7 +207,8 @@ const makeConverter = (t: T.DataType, o: JsonOptions): Converter => {
       return (v) => {
         if (v.k === "null") return null
         if (v.k !== "int") return FAIL
-        const n = Number(v.text)
+        // + 0: the JSON number -0 is the integer 0, as in Spark (Number("-0") is -0)
+        const n = Number(v.text) + 0
         return n < INT_MIN || n > INT_MAX ? FAIL : n
       }
     case "long":

@@ -34,6 +34,111 @@ const unaryLog = (name: string, asymptote: number, f: (x: number) => number): Sc
 // Spark's Log2 is ln(x) / ln(2), not a dedicated log2
 const LN2 = Math.log(2)
 
+// ---- fdlibm's cbrt and hypot, as java.lang.StrictMath computes them -------------------------
+// Java's Math.cbrt and Math.hypot delegate to StrictMath (fdlibm 5.3); V8's Math.cbrt/Math.hypot
+// round differently in the last bit for many inputs (hypot(134, 101) is 167.80047675736802 in
+// Spark, 167.800476757368 with Math.hypot). These follow fdlibm's algorithms step by step, on the
+// two 32-bit halves of a double.
+
+const bits = new Float64Array(1)
+const words = new Int32Array(bits.buffer)
+// The high word is the second on little-endian platforms.
+const HI = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0
+const LO = 1 - HI
+const highWord = (x: number): number => {
+  bits[0] = x
+  return words[HI]
+}
+const setHigh = (x: number, high: number): number => {
+  bits[0] = x
+  words[HI] = high
+  return bits[0]
+}
+const setLow = (x: number, low: number): number => {
+  bits[0] = x
+  words[LO] = low
+  return bits[0]
+}
+const MIN_NORMAL = 2.2250738585072014e-308
+
+/** fdlibm's `cbrt`: a 5-bit first guess from the exponent, a rational refinement, one Newton step. */
+export const fdlibmCbrt = (value: number): number => {
+  if (value === 0 || !Number.isFinite(value)) return value
+  const sign = value < 0 ? -1 : 1
+  const x = Math.abs(value)
+  let t: number
+  if (x < MIN_NORMAL) {
+    t = 2 ** 54 * x
+    t = setHigh(t, ((highWord(t) / 3) | 0) + 696219795)
+  } else {
+    t = setHigh(0, ((highWord(x) / 3) | 0) + 715094163)
+  }
+  // fdlibm's constants 19/35, 5/14, 45/28, 99/70 and -864/1225, as doubles
+  let r = (t * t) / x
+  let s = 0.5428571428571428 + r * t
+  t *= 0.35714285714285715 + 1.6071428571428572 / (s + 1.4142857142857144 + -0.7053061224489796 / s)
+  // chopped to 20 bits and made larger than cbrt(x)
+  t = setLow(t, 0)
+  t = setHigh(t, highWord(t) + 1)
+  s = t * t
+  r = x / s
+  const w = t + t
+  r = (r - t) / (w + r)
+  return sign * (t + t * r)
+}
+
+/** fdlibm's `hypot`: sqrt(x² + y²) with the squares split into exact high and low parts, scaled away from overflow. */
+export const fdlibmHypot = (x: number, y: number): number => {
+  let a = Math.abs(x)
+  let b = Math.abs(y)
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return a === Infinity || b === Infinity ? Infinity : a + b
+  if (b > a) {
+    const tmp = a
+    a = b
+    b = tmp
+  }
+  let ha = highWord(a)
+  let hb = highWord(b)
+  if (ha - hb > 0x3c00000) return a + b // a / b > 2**60
+  let k = 0
+  if (a > (1 + 0xffffffff * 2 ** -52) * 2 ** 500) {
+    ha = (ha - 0x25800000) | 0
+    hb = (hb - 0x25800000) | 0
+    a *= 2 ** -600
+    b *= 2 ** -600
+    k += 600
+  }
+  if (b < 2 ** -500) {
+    if (b < MIN_NORMAL) {
+      if (b === 0) return a
+      // fdlibm leaves ha and hb as they were here
+      b *= 2 ** 1022
+      a *= 2 ** 1022
+      k -= 1022
+    } else {
+      ha = (ha + 0x25800000) | 0
+      hb = (hb + 0x25800000) | 0
+      a *= 2 ** 600
+      b *= 2 ** 600
+      k -= 600
+    }
+  }
+  let w = a - b
+  if (w > b) {
+    const t1 = setHigh(0, ha)
+    const t2 = a - t1
+    w = Math.sqrt(t1 * t1 - (b * -b - t2 * (a + t1)))
+  } else {
+    a = a + a
+    const y1 = setHigh(0, hb)
+    const y2 = b - y1
+    const t1 = setHigh(0, (ha + 0x00100000) | 0)
+    const t2 = a - t1
+    w = Math.sqrt(t1 * y1 - (w * -w - (t1 * y2 + t2 * b)))
+  }
+  return k !== 0 ? 2 ** k * w : w
+}
+
 type RoundingMode = "HALF_UP" | "HALF_EVEN"
 
 /**
@@ -214,7 +319,7 @@ register(
   floorCeil("ceiling", Math.ceil),
   unaryDouble("rint", rint),
   unaryDouble("sqrt", Math.sqrt),
-  unaryDouble("cbrt", Math.cbrt),
+  unaryDouble("cbrt", fdlibmCbrt),
   unaryDouble("exp", Math.exp),
   unaryDouble("expm1", Math.expm1),
   unaryLog("ln", 0, Math.log),
@@ -250,8 +355,10 @@ register(
   unaryDouble("cot", (x) => 1 / Math.tan(x)),
   unaryDouble("sec", (x) => 1 / Math.cos(x)),
   unaryDouble("csc", (x) => 1 / Math.sin(x)),
-  unaryDouble("degrees", (x) => (x * 180) / Math.PI),
-  unaryDouble("radians", (x) => (x / 180) * Math.PI),
+  // java.lang.Math.toDegrees/toRadians (JDK 9+) multiply by one precomputed constant; computing
+  // x * 180 / PI rounds differently in the last bit (degrees(241.77) is 13852.400612877915 in Spark)
+  unaryDouble("degrees", (x) => x * 57.29577951308232),
+  unaryDouble("radians", (x) => x * 0.017453292519943295),
   // Spark adds 0.0 to both sides so that -0.0 and 0.0 give the same angle
   define({
     name: "atan2",
@@ -259,7 +366,7 @@ register(
     result: D,
     strict: () => (y: number, x: number) => Math.atan2(y + 0, x + 0)
   }),
-  define({ name: "hypot", inputs: [D, D], result: D, strict: () => Math.hypot }),
+  define({ name: "hypot", inputs: [D, D], result: D, strict: () => fdlibmHypot }),
   unaryDouble("signum", (x) => (x !== x ? x : Math.sign(x))),
   unaryDouble("sign", (x) => (x !== x ? x : Math.sign(x))),
   define({ name: "e", inputs: [], result: D, nullable: "never", strict: () => () => Math.E }),

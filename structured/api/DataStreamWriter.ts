@@ -257,9 +257,12 @@ const startQuery = <R>(
     }
     const mode = spec.outputMode.toLowerCase()
     if (mode !== "append" && mode !== "update" && mode !== "complete") {
-      return yield* invalid(
-        `Unknown output mode ${spec.outputMode}. Accepted output modes are 'append', 'complete', 'update'`
-      )
+      // Spark 4's `STREAMING_OUTPUT_MODE.INVALID` (`InternalOutputModes.apply`), then Spark 3's words.
+      return yield* new AnalysisError({
+        reason: "InvalidArgument",
+        errorClass: "STREAMING_OUTPUT_MODE.INVALID",
+        message: `[STREAMING_OUTPUT_MODE.INVALID] Invalid streaming output mode: ${spec.outputMode}. Accepted output modes are 'Append', 'Complete', 'Update'. (Unknown output mode ${spec.outputMode}.)`
+      })
     }
     const outputMode = mode as OutputMode
     const trigger = spec.trigger

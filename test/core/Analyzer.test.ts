@@ -161,6 +161,15 @@ describe("column resolution", () => {
     )
   })
 
+  it("names struct fields after aliased arguments, and the column as Spark does", () => {
+    // Spark's CreateStruct reads the alias names before CleanupAliases trims them (found by the
+    // differential suite against Spark: the field was named `a`)
+    const p = ok(project([F.struct(col("a").as("u"), col("b"))]))
+    const item = (p as P.Project).projectList[0]
+    expect(item._tag === "Alias" && item.name).toBe("struct(a AS u, b)")
+    expect(T.simpleString(schemaOf(p).fields[0].dataType)).toBe("struct<u:int,b:bigint>")
+  })
+
   it("resolves struct fields from dotted names and aliases them with the last part", () => {
     expect(tree(project([col("st.x"), col("ST.Y"), col("st").getField("x"), col("st").getField("x").plus(1)]))).toBe(
       [

@@ -62,6 +62,8 @@ describe("arithmetic (non-ANSI)", () => {
     expect(run(bin("%", int(7), int(0)))).toBe(null)
     expect(run(bin("%", dbl(7.5), dbl(2)))).toBe(1.5)
     expect(Object.is(run(bin("%", long(-4), long(2))), 0)).toBe(true)
+    // found by the differential suite against Spark: -5L * 0L is 0, not -0
+    expect(Object.is(run(bin("*", long(-5), long(0))), 0)).toBe(true)
   })
 
   it("null propagates", () => {

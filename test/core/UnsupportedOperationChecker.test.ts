@@ -182,11 +182,13 @@ const streaming = (plan: P.LogicalPlan, mode: OutputMode, conf?: { statefulOpera
 const M = {
   noStreamingSource: "Queries without streaming sources cannot be executed with writeStream.start()",
   streamingSourceInBatch: "Queries with streaming sources must be executed with writeStream.start()",
+  // Spark 4's STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION, worded as Spark 4.2 words it, then Spark 3's sentence
   appendWithoutWatermark:
-    "Append output mode not supported when there are streaming aggregations on streaming DataFrames/DataSets without watermark",
+    "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: append. This output mode is not supported for streaming aggregations without watermark on streaming DataFrames/DataSets. (Append output mode not supported when there are streaming aggregations on streaming DataFrames/DataSets without watermark.)",
   completeWithoutAggregation:
-    "Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets",
-  updateSessionWindow: "Update output mode not supported for session window on streaming DataFrames/DataSets",
+    "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: complete. This output mode is not supported for no streaming aggregations on streaming DataFrames/DataSets. (Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets.)",
+  updateSessionWindow:
+    "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: update. This output mode is not supported for session window streaming aggregations on streaming DataFrames/DataSets. (Update output mode not supported for session window on streaming DataFrames/DataSets.)",
   distinctAggregation:
     "Distinct aggregations are not supported on streaming DataFrames/Datasets. Consider using approx_count_distinct() instead.",
   streamStreamJoinMode: (mode: string) =>

@@ -32,6 +32,60 @@ export interface CompiledAggregation {
   /** JSON codecs of the grouping values, for the state value. */
   readonly encodeGrouping: ReadonlyArray<(v: unknown) => unknown>
   readonly decodeGrouping: ReadonlyArray<(j: unknown) => unknown>
+  /** Per aggregate, its typed fold (`FastAggregate`), or `undefined` when it folds through `update`. */
+  readonly fast: ReadonlyArray<FastAggregate | undefined>
+}
+
+/**
+ * An aggregate whose batch fold can run over typed per-group accumulators instead of one
+ * `update` call per row: `count` of input columns or of non-null constants (`count(*)` is
+ * `count(1)`), and `sum` of one input column, without `DISTINCT`. The buffers are then made from
+ * the accumulators with the aggregate's own `fromJSON` (its JSON form is the stored state format),
+ * so they are the buffers `update` would have built.
+ *
+ * @since 0.1.0
+ */
+export type FastAggregate =
+  /** Rows where every listed column is non-null (no columns: every row). */
+  | { readonly _tag: "count"; readonly columns: ReadonlyArray<number> }
+  /** An integral column's sum (Spark's long sum; past the safe integers the fold falls back to `update`). */
+  | { readonly _tag: "longSum"; readonly column: number }
+  /** A floating column's sum, in row order as `update` adds it. */
+  | { readonly _tag: "doubleSum"; readonly column: number }
+
+const columnOf = (e: E.Expression, input: ReadonlyArray<E.AttributeReference>): number =>
+  e._tag === "AttributeReference" ? input.findIndex((a) => a.exprId === e.exprId) : -1
+
+/** The typed fold of `f` over rows laid out like `input`, when it has one. */
+const fastAggregate = (
+  f: E.AggregateFunction,
+  input: ReadonlyArray<E.AttributeReference>
+): FastAggregate | undefined => {
+  if (f.distinct) return undefined
+  if (f.name === "count") {
+    const columns: Array<number> = []
+    for (const a of f.args) {
+      if (a._tag === "Literal") {
+        // count(NULL) counts nothing: left to `update`.
+        if (a.value === null || a.value === undefined) return undefined
+        continue
+      }
+      const i = columnOf(a, input)
+      if (i < 0) return undefined
+      columns.push(i)
+    }
+    return { _tag: "count", columns }
+  }
+  if (f.name === "sum" && f.args.length === 1) {
+    const a = f.args[0]
+    const i = columnOf(a, input)
+    if (a._tag !== "AttributeReference" || i < 0) return undefined
+    // The same choice as `makeAggregate`: integral input sums as a long, the rest as a double.
+    const t = a.dataType
+    if (T.isIntegral(t)) return { _tag: "longSum", column: i }
+    if (t._tag === "double") return { _tag: "doubleSum", column: i }
+  }
+  return undefined
 }
 
 const stripAlias = (e: E.Expression): E.Expression => (e._tag === "Alias" ? stripAlias(e.child) : e)
@@ -67,7 +121,8 @@ export const compileAggregation = (
     groupingTypes,
     groupingNorms: groupingTypes.map(normalizer),
     encodeGrouping: groupingTypes.map(valueToJSON),
-    decodeGrouping: groupingTypes.map(valueFromJSON)
+    decodeGrouping: groupingTypes.map(valueFromJSON),
+    fast: p.aggregateFunctions.map((f) => fastAggregate(f, input))
   }
 }
 

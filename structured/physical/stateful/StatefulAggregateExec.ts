@@ -26,6 +26,8 @@ import { Effect } from "effect"
 import { type CompileContext, compile, dataTypeOf } from "../../../core/Compile.ts"
 import * as T from "../../../core/DataType.ts"
 import type { StateStoreError } from "../../../core/Errors.ts"
+import type * as E from "../../../core/Expression.ts"
+import { isDeterministic } from "../../../core/Optimizer.ts"
 import type { InternalRow } from "../../../core/Row.ts"
 import { partKey } from "../HashKeys.ts"
 import type * as P from "../SparkPlan.ts"
@@ -77,22 +79,80 @@ interface Group {
 const MS_PER_DAY = 86_400_000
 
 /**
+ * What the grouping loops of one operator need, compiled once per plan node and reused by every
+ * batch when nothing in it depends on the batch (no `current_timestamp()`, no nondeterministic
+ * function): the same closures each batch keep the loops' call sites monomorphic, so the
+ * optimizing compiler keeps its code instead of throwing it away at every batch.
+ */
+interface AggregatePlan {
+  readonly c: CompiledAggregation
+  readonly fused: FusedWindow | undefined
+  readonly toStateKey: (values: ReadonlyArray<unknown>) => string
+  /** The grouping columns other than a fused window, in order. */
+  readonly others: ReadonlyArray<number>
+  /**
+   * The lookup goes window start first (when fused), then the other columns in order. Each
+   * level has its own `Map.get` call site, so each site sees one key type (a site fed numbers
+   * and strings alike runs several times slower); the middle levels, for three or more grouping
+   * columns, share one. Groups keep their first-seen order whatever the nesting.
+   */
+  readonly middle: ReadonlyArray<(row: InternalRow) => unknown>
+  readonly lastPart: ((row: InternalRow) => unknown) | undefined
+  /** The fused window's event time. */
+  readonly time: ((row: InternalRow) => unknown) | undefined
+  readonly timeIsDate: boolean
+}
+
+const plans = new WeakMap<P.StatefulAggregateExec, AggregatePlan>()
+
+const compiledPlan = (p: P.StatefulAggregateExec, cctx: CompileContext, fused: FusedWindow | undefined): AggregatePlan => {
+  const known = plans.get(p)
+  if (known !== undefined && known.fused === fused) return known
+  const c =
+    fused === undefined
+      ? compileAggregation(p, cctx)
+      : compileAggregation(p, cctx, fused.source.output, fused.groupingIndex)
+  const nG = c.groupingTypes.length
+  const wCol = fused === undefined ? -1 : fused.groupingIndex
+  const others: Array<number> = []
+  for (let col = 0; col < nG; col++) if (col !== wCol) others.push(col)
+  const parts = others.map((col) => {
+    const key = partKey(c.groupingTypes[col])
+    const ev = c.groupingEvals[col]
+    return (row: InternalRow): unknown => key(ev(row))
+  })
+  const plan: AggregatePlan = {
+    c,
+    fused,
+    toStateKey: stateKey(c.groupingTypes),
+    others,
+    middle: parts.slice(0, Math.max(0, parts.length - 1)),
+    lastPart: parts.length === 0 ? undefined : parts[parts.length - 1],
+    time: fused === undefined ? undefined : compile(fused.window.timeColumn, fused.source.output, cctx),
+    timeIsDate: fused !== undefined && dataTypeOf(fused.window.timeColumn)._tag === "date"
+  }
+  const exprs: Array<E.Expression> = [...p.groupingExpressions, ...p.resultExpressions]
+  for (const f of p.aggregateFunctions) exprs.push(...f.args)
+  if (fused !== undefined) exprs.push(fused.window.timeColumn)
+  if (exprs.every(isDeterministic)) plans.set(p, plan)
+  return plan
+}
+
+/**
  * Spark's partial aggregation: the batch's rows grouped (first-seen order) and folded.
  *
- * Groups are found through one nested `Map` per grouping column keyed by the column's value
- * (`HashKeys.partKey`), so no key is built per row; a group's values and its state key are made
- * once, when the group is first seen. With a fused window (`FusedWindow.ts`) `rows` are the
- * window assignment's input: each row's windows are computed here, exactly as Spark's
- * `TimeWindowing` (and `GenerateExec` here) assign them, latest first, and the row is folded into
- * the group of each.
+ * Two passes. The first finds each row's group through one nested `Map` per grouping column
+ * keyed by the column's value (`HashKeys.partKey`), so no key is built per row; a group's values
+ * and its state key are made once, when the group is first seen. It records the folds (row,
+ * group) in row order. With a fused window (`FusedWindow.ts`) `rows` are the window assignment's
+ * input: each row's windows are computed here, exactly as Spark's `TimeWindowing` (and
+ * `GenerateExec` here) assign them, latest first, and the row is folded into the group of each.
+ * The second pass folds the aggregates, one at a time over the recorded folds: `count` and `sum`
+ * of columns into typed per-group accumulators (`FastAggregate`), the others through `update`,
+ * so every group sees its rows in row order either way.
  */
-const groupBatch = (
-  p: P.StatefulAggregateExec,
-  c: CompiledAggregation,
-  rows: ReadonlyArray<InternalRow>,
-  fused: FusedWindow | undefined,
-  cctx: CompileContext
-): Array<Group> => {
+const groupBatch = (p: P.StatefulAggregateExec, plan: AggregatePlan, rows: ReadonlyArray<InternalRow>): Array<Group> => {
+  const c = plan.c
   const nG = p.groupingExpressions.length
   const impls = c.impls
   const nA = impls.length
@@ -104,24 +164,50 @@ const groupBatch = (
     for (let i = 0; i < n; i++) for (let j = 0; j < nA; j++) bufs[j] = impls[j].update(bufs[j], rows[i])
     return [{ key: "", values: [], bufs }]
   }
-  const toStateKey = stateKey(c.groupingTypes)
+  const folds = assignGroups(plan, rows)
+  const groups = folds.groups
+  for (let j = 0; j < nA; j++) foldAggregate(c, j, rows, folds)
+  return groups
+}
+
+/** The first pass of `groupBatch`: fold `k` adds row `foldRow[k]` to group `foldGroup[k]`. */
+interface Folds {
+  readonly groups: Array<Group>
+  readonly foldRow: Int32Array
+  readonly foldGroup: Int32Array
+  readonly count: number
+}
+
+const assignGroups = (plan: AggregatePlan, rows: ReadonlyArray<InternalRow>): Folds => {
+  const { c, fused, toStateKey, others, middle, lastPart } = plan
+  const nG = c.groupingTypes.length
+  const nA = c.impls.length
+  const n = rows.length
   const wCol = fused === undefined ? -1 : fused.groupingIndex
   const windowMs = fused === undefined ? 0 : fused.window.windowMs
   const evals = c.groupingEvals
   const norms = c.groupingNorms
-  const parts = c.groupingTypes.map((t, col) => {
-    const key = partKey(t)
-    const ev = evals[col]
-    return (row: InternalRow): unknown => key(ev(row))
-  })
-  const last = nG - 1
-  const root = new Map<unknown, unknown>()
+  const nO = others.length
   const groups: Array<Group> = []
-  /** Folds `row` into its group; `start` is its window's start when the window is fused. */
-  const fold = (row: InternalRow, start: number): void => {
-    let m = root
-    for (let col = 0; col < last; col++) {
-      const k = col === wCol ? start : parts[col](row)
+  const newGroup = (row: InternalRow, start: number): number => {
+    const values = new Array<unknown>(nG)
+    for (let col = 0; col < nG; col++) {
+      if (col === wCol) {
+        values[col] = [start, start + windowMs]
+        continue
+      }
+      const v = evals[col](row)
+      const norm = norms[col]
+      values[col] = norm === undefined ? (v === undefined ? null : v) : norm(v)
+    }
+    groups.push({ key: toStateKey(values), values, bufs: new Array<unknown>(nA) })
+    return groups.length - 1
+  }
+  /** The group of `row` below `top` (the row's window's map, or the root without a window). */
+  const below = (top: Map<unknown, unknown>, row: InternalRow, start: number): number => {
+    let m = top
+    for (let x = 0; x < middle.length; x++) {
+      const k = middle[x](row)
       let next = m.get(k) as Map<unknown, unknown> | undefined
       if (next === undefined) {
         next = new Map()
@@ -129,38 +215,39 @@ const groupBatch = (
       }
       m = next
     }
-    const k = last === wCol ? start : parts[last](row)
-    let g = m.get(k) as Group | undefined
-    if (g === undefined) {
-      const values = new Array<unknown>(nG)
-      for (let col = 0; col < nG; col++) {
-        if (col === wCol) {
-          values[col] = [start, start + windowMs]
-          continue
-        }
-        const v = evals[col](row)
-        const norm = norms[col]
-        values[col] = norm === undefined ? (v === undefined ? null : v) : norm(v)
-      }
-      g = { key: toStateKey(values), values, bufs: initBuffers(impls) }
-      m.set(k, g)
-      groups.push(g)
-    }
-    const bufs = g.bufs
-    for (let j = 0; j < nA; j++) bufs[j] = impls[j].update(bufs[j], row)
+    const k = lastPart!(row)
+    const found = m.get(k) as number | undefined
+    if (found !== undefined) return found
+    const g = newGroup(row, start)
+    m.set(k, g)
+    return g
   }
   if (fused === undefined) {
-    for (let i = 0; i < n; i++) fold(rows[i], 0)
-    return groups
+    const root = new Map<unknown, unknown>()
+    const foldRow = new Int32Array(n)
+    const foldGroup = new Int32Array(n)
+    for (let i = 0; i < n; i++) {
+      foldRow[i] = i
+      foldGroup[i] = below(root, rows[i], 0)
+    }
+    return { groups, foldRow, foldGroup, count: n }
   }
   const { slideMs, startMs } = fused.window
   if (!(windowMs > 0) || !(slideMs > 0)) {
     throw new Error(`window(): the window (${windowMs} ms) and slide (${slideMs} ms) durations must be positive`)
   }
-  const time = compile(fused.window.timeColumn, fused.source.output, cctx)
-  const isDate = dataTypeOf(fused.window.timeColumn)._tag === "date"
-  const count = Math.ceil(windowMs / slideMs)
+  const time = plan.time!
+  const isDate = plan.timeIsDate
+  const perRow = Math.ceil(windowMs / slideMs)
   const exact = windowMs % slideMs === 0
+  const foldRow = new Int32Array(n * perRow)
+  const foldGroup = new Int32Array(n * perRow)
+  /** Window start → the map below it (or, with no other grouping column, the group index). */
+  const windows = new Map<number, unknown>()
+  // Rows in time order share a window: the last window's entry is kept at hand.
+  let lastWindow = Number.NaN
+  let lastEntry: unknown
+  let count = 0
   for (let i = 0; i < n; i++) {
     const row = rows[i]
     const raw = time(row)
@@ -170,17 +257,109 @@ const groupBatch = (
     // The last window starting at or before `ts`: a floor modulo, so times before startTime work.
     const rem = (ts - startMs) % slideMs
     const lastStart = ts - (rem < 0 ? rem + slideMs : rem)
-    if (count === 1 && exact) {
-      fold(row, lastStart)
-      continue
-    }
-    for (let w = 0; w < count; w++) {
+    for (let w = 0; w < perRow; w++) {
       const start = lastStart - w * slideMs
       if (!exact && !(ts >= start && ts < start + windowMs)) continue
-      fold(row, start)
+      let entry = lastEntry
+      if (start !== lastWindow) {
+        entry = windows.get(start)
+        if (entry === undefined) {
+          entry = nO === 0 ? newGroup(row, start) : new Map<unknown, unknown>()
+          windows.set(start, entry)
+        }
+        lastWindow = start
+        lastEntry = entry
+      }
+      foldRow[count] = i
+      foldGroup[count] = nO === 0 ? (entry as number) : below(entry as Map<unknown, unknown>, row, start)
+      count++
     }
   }
-  return groups
+  return { groups, foldRow, foldGroup, count }
+}
+
+/** The second pass of `groupBatch` for aggregate `j`: each group's buffer, from its folds in order. */
+const foldAggregate = (c: CompiledAggregation, j: number, rows: ReadonlyArray<InternalRow>, folds: Folds): void => {
+  const impl = c.impls[j]
+  const fast = c.fast[j]
+  const { groups, foldRow, foldGroup, count } = folds
+  const nGroups = groups.length
+  if (fast !== undefined) {
+    switch (fast._tag) {
+      case "count": {
+        const acc = new Float64Array(nGroups)
+        const cols = fast.columns
+        if (cols.length === 0) for (let k = 0; k < count; k++) acc[foldGroup[k]]++
+        else if (cols.length === 1) {
+          const col = cols[0]
+          for (let k = 0; k < count; k++) {
+            const v = rows[foldRow[k]][col]
+            if (v !== null && v !== undefined) acc[foldGroup[k]]++
+          }
+        } else {
+          for (let k = 0; k < count; k++) {
+            const row = rows[foldRow[k]]
+            let all = true
+            for (let x = 0; x < cols.length; x++) {
+              const v = row[cols[x]]
+              if (v === null || v === undefined) {
+                all = false
+                break
+              }
+            }
+            if (all) acc[foldGroup[k]]++
+          }
+        }
+        for (let g = 0; g < nGroups; g++) groups[g].bufs[j] = impl.fromJSON(acc[g])
+        return
+      }
+      case "longSum": {
+        const acc = new Float64Array(nGroups)
+        const has = new Uint8Array(nGroups)
+        const col = fast.column
+        let exact = true
+        for (let k = 0; k < count; k++) {
+          const v = rows[foldRow[k]][col]
+          if (v === null || v === undefined) continue
+          const g = foldGroup[k]
+          const s = acc[g] + (v as number)
+          // Past the safe integers Spark's long arithmetic (wrapping) takes over: `update` does it.
+          if (!Number.isSafeInteger(s)) {
+            exact = false
+            break
+          }
+          acc[g] = s
+          has[g] = 1
+        }
+        if (exact) {
+          for (let g = 0; g < nGroups; g++) groups[g].bufs[j] = impl.fromJSON([acc[g], has[g], null])
+          return
+        }
+        break
+      }
+      case "doubleSum": {
+        const acc = new Float64Array(nGroups)
+        const has = new Uint8Array(nGroups)
+        const col = fast.column
+        for (let k = 0; k < count; k++) {
+          const v = rows[foldRow[k]][col]
+          if (v === null || v === undefined) continue
+          const g = foldGroup[k]
+          acc[g] += v as number
+          has[g] = 1
+        }
+        for (let g = 0; g < nGroups; g++) groups[g].bufs[j] = impl.fromJSON([acc[g], has[g]])
+        return
+      }
+    }
+  }
+  const bufs = new Array<unknown>(nGroups)
+  for (let g = 0; g < nGroups; g++) bufs[g] = impl.init()
+  for (let k = 0; k < count; k++) {
+    const g = foldGroup[k]
+    bufs[g] = impl.update(bufs[g], rows[foldRow[k]])
+  }
+  for (let g = 0; g < nGroups; g++) groups[g].bufs[j] = bufs[g]
 }
 
 /** The state value of a group: its grouping values' JSON, then each buffer's JSON, in one array. */
@@ -268,11 +447,9 @@ const keyedAggregate = (
       )
     )
   }
-  const c =
-    fused === undefined
-      ? compileAggregation(p, cctx)
-      : compileAggregation(p, cctx, fused.source.output, fused.groupingIndex)
-  const groups = groupBatch(p, c, rows, fused, cctx)
+  const plan = compiledPlan(p, cctx, fused)
+  const c = plan.c
+  const groups = groupBatch(p, plan, rows)
   // Complete mode neither drops late rows nor evicts (Spark's StateStoreSaveExec, Complete).
   const lateWm = mode === "complete" || etOf === undefined ? undefined : ctx.watermarkForLateEventsMs
   const evictWm = mode === "complete" || etOf === undefined ? undefined : ctx.watermarkForEvictionMs

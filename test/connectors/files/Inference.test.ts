@@ -16,6 +16,9 @@ import {
 describe("Java number parsing", () => {
   it("Integer.parseInt and Long.parseLong: signs, ranges, no whitespace", () => {
     expect(javaParseInt("+12")).toBe(12)
+    // "-0" is the integer 0, not JavaScript's -0 (found by the differential suite against Spark)
+    expect(Object.is(javaParseInt("-0"), 0)).toBe(true)
+    expect(Object.is(javaParseLong("-0"), 0)).toBe(true)
     expect(javaParseInt("-2147483648")).toBe(-2147483648)
     expect(javaParseInt("2147483648")).toBeNull()
     expect(javaParseInt(" 1")).toBeNull()

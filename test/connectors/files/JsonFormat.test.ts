@@ -281,6 +281,15 @@ describe("json with a user schema", () => {
     expect(rows).toEqual([[2]])
   })
 
+  it("reads the number -0 as the integer 0 (found by the differential suite against Spark)", async () => {
+    await writeFiles(dir, { "negzero.json": '{"i": -0, "l": -0, "d": -0.0}\n' })
+    const schema = T.struct([T.field("i", T.IntegerType), T.field("l", T.LongType), T.field("d", T.DoubleType)])
+    const { rows } = await load(JsonFormat, [p("negzero.json")], {}, schema)
+    expect(Object.is(rows[0][0], 0)).toBe(true)
+    expect(Object.is(rows[0][1], 0)).toBe(true)
+    expect(Object.is(rows[0][2], -0)).toBe(true)
+  })
+
   it("converts strings to timestamps and dates, and integers to timestamps as seconds", async () => {
     const schema = T.struct([T.field("ts", T.TimestampType), T.field("d", T.DateType)])
     const { rows } = await load(JsonFormat, [p("times.json")], {}, schema)

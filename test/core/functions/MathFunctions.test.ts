@@ -8,6 +8,9 @@ describe("unary math", () => {
   it.each<[string, ReturnType<typeof lit>, number]>([
     ["sqrt", lit(4), 2.0],
     ["cbrt", lit(27.0), 3.0],
+    // StrictMath.cbrt (fdlibm), as Spark gives it; V8's Math.cbrt differs in the last bit
+    ["cbrt", lit(-17), -2.5712815906582356],
+    ["cbrt", lit(58), 3.8708766406277966],
     ["exp", lit(0), 1.0],
     ["expm1", lit(0), 0.0],
     ["ln", lit(1), 0.0],
@@ -31,6 +34,9 @@ describe("unary math", () => {
     ["sec", lit(0), 1.0],
     ["degrees", dbl(Math.PI), 180.0],
     ["radians", lit(180), Math.PI],
+    // Java's Math.toDegrees multiplies by a constant (found by the differential suite against Spark)
+    ["degrees", dbl(241.77), 13852.400612877915],
+    ["radians", lit(3), 0.05235987755982989],
     ["signum", lit(40), 1.0],
     ["sign", lit(-2.5), -1.0],
     ["rint", lit(12.3456), 12.0],
@@ -58,6 +64,12 @@ describe("unary math", () => {
     expect(fn("power", lit(2), lit(-1))).toBe(0.5)
     expect(fn("atan2", lit(0), lit(0))).toBe(0.0)
     expect(fn("hypot", lit(3), lit(4))).toBe(5.0)
+    // Java's StrictMath.hypot (fdlibm), as Spark gives it; V8's Math.hypot differs in the last bit
+    // (found by the differential suite against Spark)
+    expect(fn("hypot", lit(134), lit(101))).toBe(167.80047675736802)
+    expect(fn("hypot", lit(32), lit(102))).toBe(106.90182411914213)
+    expect(fn("hypot", lit(1e300), lit(1e300))).toBe(1.4142135623730952e300)
+    expect(fn("hypot", lit(0), lit(-2.5))).toBe(2.5)
   })
 
   it("e and pi", () => {

@@ -344,11 +344,11 @@ describe("noop and invalid sinks", () => {
         const mode = yield* df.writeStream.format("noop").outputMode("bogus").start().pipe(Effect.flip)
         assert.strictEqual(
           mode.message,
-          "Unknown output mode bogus. Accepted output modes are 'append', 'complete', 'update'"
+          "[STREAMING_OUTPUT_MODE.INVALID] Invalid streaming output mode: bogus. Accepted output modes are 'Append', 'Complete', 'Update'. (Unknown output mode bogus.)"
         )
         const complete = yield* df.writeStream.format("noop").outputMode("complete").start().pipe(Effect.flip)
         assert.strictEqual(complete._tag, "AnalysisError")
-        assert.include(complete.message, "Complete output mode not supported when there are no streaming aggregations")
+        assert.include(complete.message, "Invalid streaming output mode: complete. This output mode is not supported for no streaming aggregations")
         // a continuous trigger over an operator continuous processing cannot run
         const continuous = yield* df
           .dropDuplicates()

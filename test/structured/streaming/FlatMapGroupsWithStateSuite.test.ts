@@ -1068,7 +1068,7 @@ describe("UnsupportedOperationChecker - [flat]MapGroupsWithState", () => {
       )
       assert.strictEqual(
         (yield* startError(df, "complete"))?.message,
-        "Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets"
+        "[STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION] Invalid streaming output mode: complete. This output mode is not supported for no streaming aggregations on streaming DataFrames/DataSets. (Complete output mode not supported when there are no streaming aggregations on streaming DataFrames/Datasets.)"
       )
     }).pipe(Effect.provide(Session.layer()))
   )

@@ -481,7 +481,7 @@ describe("TransformWithStateSuite", () => {
         .outputMode("complete")
         .start()
         .pipe(Effect.flip)
-      assert.include(complete.message, "Complete output mode not supported when there are no streaming aggregations")
+      assert.include(complete.message, "Invalid streaming output mode: complete. This output mode is not supported for no streaming aggregations")
       const eventTime = yield* grouped
         .transformWithState(new RunningCount(), { timeMode: TimeMode.EventTime, outputMode: "update" })
         .writeStream.format("memory")

@@ -411,3 +411,79 @@ describe("StatefulAggregateExec: StreamingAggregationSuite", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 })
+
+describe("StatefulAggregateExec: typed folds of count and sum", () => {
+  const Row = Schema.Struct({
+    k: Schema.String,
+    g: Schema.NullOr(Schema.Int),
+    h: Schema.String,
+    x: Schema.NullOr(Schema.Int),
+    d: Schema.NullOr(Schema.Number)
+  })
+
+  it.effect("count(*), count(col), long and double sums with nulls over three grouping columns", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Row)
+      const df = input
+        .toDF()
+        .withColumn("x", F.col("x").cast("long"))
+        .groupBy("k", "g", "h")
+        .agg(F.count("*").as("n"), F.count("x").as("nx"), F.sum("x").as("sx"), F.sum("d").as("sd"))
+      const d = new StreamDriver(planStreaming(df), "update")
+      assert.deepStrictEqual(
+        yield* d.addData([
+          ["a", 1, "p", 5, 1.5],
+          ["a", 1, "p", null, 2.25],
+          ["a", null, "p", 7, null],
+          ["b", 1, "q", null, null],
+          ["a", 1, "q", -3, Number.NaN]
+        ]),
+        [
+          ["a", 1, "p", 2, 1, 5, 3.75],
+          ["a", null, "p", 1, 1, 7, null],
+          ["b", 1, "q", 1, 0, null, null],
+          ["a", 1, "q", 1, 1, -3, Number.NaN]
+        ]
+      )
+      // The second batch merges with the stored buffers (stored rows first).
+      assert.deepStrictEqual(
+        yield* d.addData([
+          ["b", 1, "q", 3, null],
+          ["a", 1, "p", 10, 0.25]
+        ]),
+        [
+          ["b", 1, "q", 2, 1, 3, null],
+          ["a", 1, "p", 3, 2, 15, 4]
+        ]
+      )
+      assert.strictEqual(d.progressOf()?.numRowsTotal, 4)
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  it.effect("a long sum leaving the safe integers is exact, and wraps past 2^63 as Java's long", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.Struct({ k: Schema.String, x: Schema.Number }))
+      const df = input
+        .toDF()
+        .withColumn("x", F.col("x").cast("long"))
+        .groupBy("k")
+        .agg(F.count("*").as("n"), F.sum("x").as("s"))
+      const d = new StreamDriver(planStreaming(df), "update")
+      assert.deepStrictEqual(
+        yield* d.addData([
+          ["a", 2 ** 62],
+          ["b", Number.MAX_SAFE_INTEGER],
+          ["a", 2 ** 62],
+          ["b", 1],
+          ["c", 1]
+        ]),
+        [
+          ["a", 2, -(2 ** 63)],
+          ["b", 2, 2 ** 53],
+          ["c", 1, 1]
+        ]
+      )
+      assert.deepStrictEqual(yield* d.addData([["c", 2]]), [["c", 2, 3]])
+    }).pipe(Effect.provide(Session.layer()))
+  )
+})
