@@ -11,23 +11,89 @@
  */
 import { create } from "@bufbuild/protobuf"
 import { Effect, Result } from "effect"
-import type * as T from "../core/DataType.ts"
+import * as T from "../core/DataType.ts"
 import { AnalysisError, type ConnectorError } from "../core/Errors.ts"
-import type { LogicalPlan } from "../core/LogicalPlan.ts"
-import type { RemoteBackend, RemoteFactory, RemoteResult } from "../structured/api/Remote.ts"
+import * as E from "../core/Expression.ts"
+import { type LogicalPlan, newPlanId } from "../core/LogicalPlan.ts"
+import {
+  REMOTE_RELATION_FORMAT,
+  type RemoteBackend,
+  type RemoteFactory,
+  type RemoteResult
+} from "../structured/api/Remote.ts"
 import { decodeBatches } from "./Arrow.ts"
 import * as Client from "./Client.ts"
 import { AnalyzePlanRequest_Explain_ExplainMode, type Plan, PlanSchema } from "./gen/spark/connect/base_pb.ts"
-import type { Relation } from "./gen/spark/connect/relations_pb.ts"
+import { CommandSchema } from "./gen/spark/connect/commands_pb.ts"
+import type { Expression } from "./gen/spark/connect/expressions_pb.ts"
+import { type Relation, RelationSchema } from "./gen/spark/connect/relations_pb.ts"
 import { makeStreams, startQuery } from "./RemoteStreaming.ts"
-import { type TranslateContext, translatePlan } from "./Translate.ts"
+import { type TranslateContext, translateExpression, translatePlan } from "./Translate.ts"
 import { fromSparkSchema } from "./Types.ts"
 
 const rootPlan = (relation: Relation): Plan => create(PlanSchema, { opType: { case: "root", value: relation } })
 
+const INT_MIN = -2147483648
+const INT_MAX = 2147483647
+
+/** A positional `spark.sql` argument as a literal of the Spark type its JavaScript value has. */
+const argumentLiteral = (value: unknown, position: number): Result.Result<E.Literal, AnalysisError> => {
+  if (value === null || value === undefined) return Result.succeed(E.literal(null, T.NullType))
+  if (typeof value === "boolean") return Result.succeed(E.literal(value, T.BooleanType))
+  if (typeof value === "string") return Result.succeed(E.literal(value, T.StringType))
+  if (typeof value === "number") {
+    if (!Number.isInteger(value)) return Result.succeed(E.literal(value, T.DoubleType))
+    return Result.succeed(E.literal(value, value >= INT_MIN && value <= INT_MAX ? T.IntegerType : T.LongType))
+  }
+  if (typeof value === "bigint" && value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)) {
+    return Result.succeed(E.literal(Number(value), T.LongType))
+  }
+  if (value instanceof Date) return Result.succeed(E.literal(value.getTime(), T.TimestampType))
+  if (value instanceof Uint8Array) return Result.succeed(E.literal(value, T.BinaryType))
+  return Result.fail(
+    new AnalysisError({
+      reason: "InvalidArgument",
+      message: `spark.sql argument ${position + 1} (${typeof value}) has no Spark literal type: give a string, number, boolean, Date, Uint8Array or null.`
+    })
+  )
+}
+
 /** The backend over an open client. */
-export const backend = (client: Client.SparkConnectClient, address: string, session: TranslateContext): RemoteBackend => {
+export const backend = (client: Client.SparkConnectClient, address: string, view: TranslateContext): RemoteBackend => {
+  // Relations Spark handed back for `spark.sql`, by the id their plans carry.
+  const remoteRelations = new Map<string, Relation>()
+  const session: TranslateContext = { ...view, remoteRelations }
   const translated = (plan: LogicalPlan) => Effect.fromResult(translatePlan(plan, session))
+
+  const sql = (query: string, args: ReadonlyArray<unknown>): Effect.Effect<LogicalPlan, AnalysisError | ConnectorError> =>
+    Effect.gen(function* () {
+      const posArguments: Array<Expression> = []
+      for (let i = 0; i < args.length; i++) {
+        const literal = yield* Effect.fromResult(argumentLiteral(args[i], i))
+        posArguments.push(yield* Effect.fromResult(translateExpression(literal, session)))
+      }
+      const input = create(RelationSchema, { relType: { case: "sql", value: { query, posArguments } } })
+      // Spark's `SqlCommand`: the statement runs now (DDL and DML take effect here, as in Spark);
+      // the answer is the relation of its result, which later actions send back.
+      const command = create(CommandSchema, { commandType: { case: "sqlCommand", value: { input } } })
+      const responses = yield* client.execute(create(PlanSchema, { opType: { case: "command", value: command } }))
+      let relation: Relation | undefined
+      for (const r of responses) if (r.responseType.case === "sqlCommandResult") relation = r.responseType.value.relation
+      if (relation === undefined) {
+        return yield* new AnalysisError({ reason: "InvalidPlan", message: "Spark Connect answered spark.sql without a relation." })
+      }
+      const id = crypto.randomUUID()
+      remoteRelations.set(id, relation)
+      const plan: LogicalPlan = {
+        _tag: "DataSourceRelation",
+        planId: newPlanId(),
+        format: REMOTE_RELATION_FORMAT,
+        paths: [],
+        options: { id },
+        output: []
+      }
+      return plan
+    })
 
   const execute = (plan: LogicalPlan): Effect.Effect<RemoteResult, AnalysisError | ConnectorError> =>
     Effect.gen(function* () {
@@ -93,6 +159,7 @@ export const backend = (client: Client.SparkConnectClient, address: string, sess
     startQuery: (plan, spec) => Effect.flatMap(translated(plan), (relation) => startQuery(client, relation, spec)),
     streams: makeStreams(client),
     conf,
+    sql,
     version: () =>
       Effect.map(client.analyze({ case: "sparkVersion", value: {} }), (r) =>
         r.result.case === "sparkVersion" ? r.result.value.version : ""
@@ -111,7 +178,8 @@ const failing = (address: string, error: ConnectorError): RemoteBackend => {
     startQuery: fail,
     streams: { active: fail, get: fail, awaitAnyTermination: fail, resetTerminated: fail },
     conf: { get: fail, set: fail, unset: fail, getAll: fail },
-    version: fail
+    version: fail,
+    sql: fail
   }
 }
 

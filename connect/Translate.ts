@@ -31,6 +31,7 @@ import { AnalysisError } from "../core/Errors.ts"
 import type * as E from "../core/Expression.ts"
 import { parseInterval } from "../core/Durations.ts"
 import type * as Plan from "../core/LogicalPlan.ts"
+import { REMOTE_RELATION_FORMAT } from "../structured/api/Remote.ts"
 import { TABLE_FORMAT } from "../structured/api/SessionState.ts"
 import { encodeRows } from "./Arrow.ts"
 import * as PE from "./gen/spark/connect/expressions_pb.ts"
@@ -46,6 +47,8 @@ export interface TranslateContext {
   readonly memorySources: { readonly has: (sourceKey: string) => boolean }
   /** The format of relations that read a session table (`SessionState.TABLE_FORMAT`). */
   readonly tableFormat: string
+  /** Relations Spark handed back (`spark.sql` on a remote session), by the id their plan carries. */
+  readonly remoteRelations?: { readonly get: (id: string) => PR.Relation | undefined }
 }
 
 /**
@@ -251,6 +254,18 @@ class Walker {
   }
 
   private dataSource(p: Plan.DataSourceRelation): PR.Relation["relType"] {
+    if (p.format === REMOTE_RELATION_FORMAT) {
+      // The result of `spark.sql` on a remote session: Spark's own relation, sent back as it is.
+      const relation = this.ctx.remoteRelations?.get(p.options.id ?? "")
+      if (relation !== undefined) return relation.relType
+      this.fail(
+        new AnalysisError({
+          reason: "InvalidPlan",
+          message: "This DataFrame came from spark.sql on another remote session; it can only run on the session that made it."
+        })
+      )
+      return { case: undefined }
+    }
     if (p.format === this.ctx.tableFormat) {
       // Memory-sink tables and temp views live in the remote session under their name.
       const name = p.options.name ?? ""

@@ -69,7 +69,16 @@ export interface RemoteBackend {
   }
   /** Spark's version string (`AnalyzePlan` spark_version). */
   readonly version: () => Effect.Effect<string, RemoteError>
+  /**
+   * `spark.sql(query, args)` on Spark (Spark Connect's `SqlCommand`): runs now, as Spark does
+   * (a DDL or DML statement takes effect at once), and returns the plan of its result, a relation
+   * that only this backend can send (format `REMOTE_RELATION_FORMAT`).
+   */
+  readonly sql: (query: string, args: ReadonlyArray<unknown>) => Effect.Effect<LogicalPlan, RemoteError>
 }
+
+/** The format of a relation Spark handed back (`spark.sql` on a remote session): its id is in option `id`. */
+export const REMOTE_RELATION_FORMAT = "__tributary_remote_relation"
 
 /**
  * Opens a backend for `address`; what it opens (channel, keep-alive, remote session) closes with

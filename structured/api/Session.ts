@@ -92,7 +92,10 @@ export interface SessionShape {
   readonly range: (start: number, end?: number, step?: number) => DataFrame<{ id: number }>
   /** A temp view or a memory-sink table by name; an unknown name fails the first action. */
   readonly table: (name: string) => DataFrame<Row>
-  /** Runs DuckDB SQL over the session's temp views and memory tables (referenced by name). */
+  /**
+   * Runs DuckDB SQL over the session's temp views and memory tables (referenced by name); on a
+   * remote session (`Session.layer({ remote })`), Spark SQL on Spark.
+   */
   readonly sql: (query: string, args?: ReadonlyArray<unknown>) => Effect.Effect<DataFrame<Row>, AnalysisError | ConnectorError>
 }
 
@@ -201,13 +204,8 @@ export const makeShape = (state: State.SessionState): SessionShape => {
 
   const sql = (query: string, args: ReadonlyArray<unknown> = []) =>
     state.remote !== undefined
-      ? Effect.fail(
-          new AnalysisError({
-            reason: "UnsupportedOperation",
-            message:
-              "spark.sql runs on the session's local DuckDB, which a remote (Spark Connect) session does not have; build the query with DataFrame methods instead."
-          })
-        )
+      ? // On a remote session it is Spark SQL, run by Spark.
+        Effect.map(state.remote.sql(query, args), (plan) => new DataFrame<Row>(state, plan))
       : localSql(query, args)
 
   const localSql = (query: string, args: ReadonlyArray<unknown>) =>

@@ -109,9 +109,30 @@ describe("a remote session", () => {
       const batchFn = yield* Effect.flip(rate.writeStream.foreachBatch(() => undefined).start())
       expect(batchFn).toBeInstanceOf(AnalysisError)
       expect(batchFn.message).toMatch(/foreachBatch/)
-      const sql = yield* Effect.flip(spark.sql("select 1"))
-      expect(sql).toBeInstanceOf(AnalysisError)
       expect(yield* spark.streams.active()).toEqual([])
+    }).pipe(Effect.provide(remote()))
+  )
+
+  it.effect("spark.sql is Spark SQL, run by Spark: arguments, DDL at once, results that compose", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const args = yield* spark.sql("select ? + 1 as x, ? as s, ? as d, ? as n", [41, "a", 1.5, null])
+      expect(yield* args.collect()).toEqual([{ x: 42, s: "a", d: 1.5, n: null }])
+      // A DDL statement takes effect when spark.sql runs, as in Spark (not again at each action).
+      yield* spark.sql("create or replace temporary view nums as select id, id % 3 as k from range(10)")
+      expect(yield* spark.table("nums").count()).toBe(10)
+      const grouped = (yield* spark.sql("select k, count(*) as c from nums group by k"))
+        .filter(F.col("k").gt(0))
+        .orderBy("k")
+      expect(yield* grouped.collect()).toEqual([
+        { k: 1, c: 3 },
+        { k: 2, c: 3 }
+      ])
+      const parse = yield* Effect.flip(spark.sql("selec 1"))
+      expect(parse).toBeInstanceOf(AnalysisError)
+      expect(parse instanceof AnalysisError && parse.errorClass).toBe("PARSE_SYNTAX_ERROR")
+      const badArg = yield* Effect.flip(spark.sql("select ?", [{ a: 1 }]))
+      expect(badArg.message).toContain("spark.sql argument 1")
     }).pipe(Effect.provide(remote()))
   )
 
