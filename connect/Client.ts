@@ -256,6 +256,15 @@ export interface SparkConnectClient {
   readonly sessionId: string
   /** `ExecutePlan`: every response of the call, in order (Arrow batches, schema, command results). */
   readonly execute: (plan: Plan) => Effect.Effect<ReadonlyArray<ExecutePlanResponse>, AnalysisError | ConnectorError>
+  /**
+   * `ExecutePlan` whose responses are handed to `onResponse` as they arrive (a long-running call
+   * such as the listener bus); ends when the server ends the stream, fails like `execute`, and is
+   * interrupted by interrupting the Effect.
+   */
+  readonly executeEach: (
+    plan: Plan,
+    onResponse: (response: ExecutePlanResponse) => Promise<void>
+  ) => Effect.Effect<void, AnalysisError | ConnectorError>
   /** `AnalyzePlan` with one analysis (`{ case: "schema", value: … }`). */
   readonly analyze: (analyze: AnalyzeInit) => Effect.Effect<AnalyzePlanResponse, AnalysisError | ConnectorError>
   /** `Config` with one operation (`{ case: "set", value: { pairs } }`). */
@@ -300,6 +309,11 @@ export const make = (
         for await (const response of rpc.executePlan(request, { signal })) out.push(response)
         return out
       })
+    const executeEach = (plan: Plan, onResponse: (response: ExecutePlanResponse) => Promise<void>) =>
+      tryCall("ExecutePlan", async (signal) => {
+        const request = create(ExecutePlanRequestSchema, { ...common, plan, operationId: crypto.randomUUID() })
+        for await (const response of rpc.executePlan(request, { signal })) await onResponse(response)
+      })
     const analyze = (which: AnalyzeInit) =>
       tryCall("AnalyzePlan", (signal) =>
         rpc.analyzePlan(create(AnalyzePlanRequestSchema, { ...common, analyze: which }), { signal })
@@ -323,5 +337,5 @@ export const make = (
         )
       )
     )
-    return { address, sessionId, execute, analyze, config }
+    return { address, sessionId, execute, executeEach, analyze, config }
   })

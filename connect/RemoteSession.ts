@@ -21,12 +21,14 @@ import {
   type RemoteFactory,
   type RemoteResult
 } from "../structured/api/Remote.ts"
+import type { StreamingQueryListener } from "../structured/api/StreamingQueryProgress.ts"
 import { decodeBatches } from "./Arrow.ts"
 import * as Client from "./Client.ts"
 import { AnalyzePlanRequest_Explain_ExplainMode, type Plan, PlanSchema } from "./gen/spark/connect/base_pb.ts"
 import { CommandSchema } from "./gen/spark/connect/commands_pb.ts"
 import type { Expression } from "./gen/spark/connect/expressions_pb.ts"
 import { type Relation, RelationSchema } from "./gen/spark/connect/relations_pb.ts"
+import { dispatchStarted, type ListenerBus, makeListenerBus } from "./RemoteListeners.ts"
 import { makeStreams, startQuery } from "./RemoteStreaming.ts"
 import { type TranslateContext, translateExpression, translatePlan } from "./Translate.ts"
 import { fromSparkSchema } from "./Types.ts"
@@ -59,7 +61,13 @@ const argumentLiteral = (value: unknown, position: number): Result.Result<E.Lite
 }
 
 /** The backend over an open client. */
-export const backend = (client: Client.SparkConnectClient, address: string, view: TranslateContext): RemoteBackend => {
+export const backend = (
+  client: Client.SparkConnectClient,
+  address: string,
+  view: TranslateContext,
+  bus: ListenerBus,
+  listeners: () => ReadonlyArray<StreamingQueryListener>
+): RemoteBackend => {
   // Relations Spark handed back for `spark.sql`, by the id their plans carry.
   const remoteRelations = new Map<string, Relation>()
   const session: TranslateContext = { ...view, remoteRelations }
@@ -156,7 +164,16 @@ export const backend = (client: Client.SparkConnectClient, address: string, view
     execute,
     schema,
     explain,
-    startQuery: (plan, spec) => Effect.flatMap(translated(plan), (relation) => startQuery(client, relation, spec)),
+    startQuery: (plan, spec) =>
+      Effect.gen(function* () {
+        const relation = yield* translated(plan)
+        const query = yield* startQuery(client, relation, spec)
+        // Spark sends the started event with the start's answer; the bus carries the others.
+        const event = query.startedEvent ?? { id: query.id, runId: query.runId, name: query.name, timestamp: "" }
+        yield* dispatchStarted(listeners(), event)
+        return query
+      }),
+    listenersChanged: bus.sync,
     streams: makeStreams(client),
     conf,
     sql,
@@ -179,7 +196,8 @@ const failing = (address: string, error: ConnectorError): RemoteBackend => {
     streams: { active: fail, get: fail, awaitAnyTermination: fail, resetTerminated: fail },
     conf: { get: fail, set: fail, unset: fail, getAll: fail },
     version: fail,
-    sql: fail
+    sql: fail,
+    listenersChanged: () => Effect.void
   }
 }
 
@@ -199,7 +217,8 @@ export const open: RemoteFactory = (address, conf, session) =>
     const shown = Client.redact(address)
     if (Result.isFailure(parsed)) return failing(shown, parsed.failure)
     const client = yield* Client.make(parsed.success).pipe(Effect.provide(Client.SparkConnectTransport.node))
-    const remote = backend(client, shown, session)
+    const bus = makeListenerBus(client, yield* Effect.scope, session.listeners)
+    const remote = backend(client, shown, session, bus, session.listeners)
     // Conf given to Session.layer goes to Spark, over the two defaults the local engine's
     // semantics rest on (so the same code gives the same rows): non-ANSI behaviour (Spark 4
     // defaults to ANSI) and UTC session time. The layer has no error channel and a server that is

@@ -28,7 +28,11 @@ import { AnalysisError, ConnectorError, StreamingQueryError } from "../core/Erro
 import type { Trigger } from "../core/Trigger.ts"
 import type { RemoteError, RemoteStreams, RemoteWriteSpec } from "../structured/api/Remote.ts"
 import type { StreamingQuery } from "../structured/api/StreamingQuery.ts"
-import type { StreamingQueryProgress, StreamingQueryStatus } from "../structured/api/StreamingQueryProgress.ts"
+import type {
+  QueryStartedEvent,
+  StreamingQueryProgress,
+  StreamingQueryStatus
+} from "../structured/api/StreamingQueryProgress.ts"
 import type { SparkConnectClient } from "./Client.ts"
 import { type ExecutePlanResponse, type Plan, PlanSchema } from "./gen/spark/connect/base_pb.ts"
 import {
@@ -60,6 +64,25 @@ export interface RemoteStreamingQueryStatus extends StreamingQueryStatus {
 /** A `StreamingQuery` running on a Spark Connect server; its `status` also says whether it is active. */
 export interface RemoteStreamingQuery extends StreamingQuery {
   readonly status: () => Effect.Effect<RemoteStreamingQueryStatus>
+  /** Spark's `QueryStartedEvent` of this start (`query_started_event_json`), for the session's listeners. */
+  readonly startedEvent?: QueryStartedEvent | undefined
+}
+
+/** Spark's `QueryStartedEvent` JSON (`{ id, runId, name, timestamp, … }`), or `undefined` when absent or unreadable. */
+const startedEventOf = (json: string | undefined): QueryStartedEvent | undefined => {
+  if (json === undefined || json === "") return undefined
+  try {
+    const o = JSON.parse(json) as { id?: unknown; runId?: unknown; name?: unknown; timestamp?: unknown }
+    if (typeof o.id !== "string" || typeof o.runId !== "string") return undefined
+    return {
+      id: o.id,
+      runId: o.runId,
+      name: typeof o.name === "string" ? o.name : null,
+      timestamp: typeof o.timestamp === "string" ? o.timestamp : ""
+    }
+  } catch {
+    return undefined
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,7 +232,10 @@ export const startQuery = (
         result.queryId === undefined
           ? Effect.fail(noResult("WriteStreamOperationStart"))
           : Effect.succeed(
-              makeQuery(client, result.queryId.id, result.queryId.runId, result.name === "" ? null : result.name)
+              Object.assign(
+                makeQuery(client, result.queryId.id, result.queryId.runId, result.name === "" ? null : result.name),
+                { startedEvent: startedEventOf(result.queryStartedEventJson) }
+              )
             )
       )
     )

@@ -17,6 +17,7 @@ import type { LogicalPlan } from "../../core/LogicalPlan.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { Trigger } from "../../core/Trigger.ts"
 import type { StreamingQuery } from "./StreamingQuery.ts"
+import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
 
 /** What `writeStream…start()` asks the remote to run. */
 export interface RemoteWriteSpec {
@@ -75,6 +76,8 @@ export interface RemoteBackend {
    * that only this backend can send (format `REMOTE_RELATION_FORMAT`).
    */
   readonly sql: (query: string, args: ReadonlyArray<unknown>) => Effect.Effect<LogicalPlan, RemoteError>
+  /** Called after `spark.streams` added or removed a listener: the backend follows Spark's events while there are any. */
+  readonly listenersChanged: () => Effect.Effect<void>
 }
 
 /** The format of a relation Spark handed back (`spark.sql` on a remote session): its id is in option `id`. */
@@ -91,12 +94,14 @@ export type RemoteFactory = (
   session: RemoteSessionView
 ) => Effect.Effect<RemoteBackend, never, Scope.Scope>
 
-/** What the backend needs to know of the local session: which sources live in this process. */
+/** What the backend needs to know of the local session. */
 export interface RemoteSessionView {
   /** In-process streaming sources (`MemoryStream`) by `sourceKey`: these cannot cross. */
   readonly memorySources: { readonly has: (sourceKey: string) => boolean }
   /** The format of relations that read a session table by name. */
   readonly tableFormat: string
+  /** The session's streaming query listeners (`spark.streams.addListener`), as they are now. */
+  readonly listeners: () => ReadonlyArray<StreamingQueryListener>
 }
 
 let factory: RemoteFactory | undefined

@@ -309,7 +309,11 @@ export class Session extends Context.Service<Session, SessionShape>()("tributary
               new Error("Session.layer({ remote }) needs the Spark Connect backend: import from \"tributary\" (mod.ts registers it).")
             )
           }
-          state.remote = yield* open(options.remote, conf, state)
+          state.remote = yield* open(options.remote, conf, {
+            memorySources: state.memorySources,
+            tableFormat: state.tableFormat,
+            listeners: () => state.queries.listeners
+          })
         }
         // A port that cannot be had is a configuration mistake: the session does not start.
         if (options.ui !== undefined) state.uiWebUrl = yield* Effect.orDie(Dashboard.serve(state, options.ui))

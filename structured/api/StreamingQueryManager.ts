@@ -32,8 +32,8 @@ export const make = (state: SessionState): StreamingQueryManager => {
   const local = makeLocal(state)
   const remote = state.remote
   if (remote === undefined) return local
-  // A remote session's queries live on Spark; listeners stay local (Spark Connect's listener bus
-  // is not bridged). The manager's methods have no error channel for transport failures: they are
+  // A remote session's queries live on Spark; listeners hear them through Spark Connect's
+  // listener bus. The manager's methods have no error channel for transport failures: they are
   // logged and read as "no query", and `awaitAnyTermination` fails with them as a query error.
   const logged = <A>(effect: Effect.Effect<A, unknown>, fallback: A): Effect.Effect<A> =>
     Effect.catch(effect, (e) =>
@@ -58,7 +58,10 @@ export const make = (state: SessionState): StreamingQueryManager => {
             })
           )
       ),
-    resetTerminated: () => logged(remote.streams.resetTerminated(), undefined)
+    resetTerminated: () => logged(remote.streams.resetTerminated(), undefined),
+    // Listeners hear remote queries through Spark Connect's listener bus while there are any.
+    addListener: (listener) => Effect.andThen(local.addListener(listener), remote.listenersChanged()),
+    removeListener: (listener) => Effect.andThen(local.removeListener(listener), remote.listenersChanged())
   }
 }
 

@@ -470,6 +470,7 @@ describe("startQuery refusals and the command it sends", () => {
       },
       sessionId: "00000000-0000-0000-0000-000000000000",
       execute: (plan) => Effect.sync(() => void sent.push(plan)).pipe(Effect.as([])),
+      executeEach: (plan) => Effect.sync(() => void sent.push(plan)),
       analyze: (a) => Effect.sync(() => void sent.push(a)).pipe(Effect.andThen(Effect.die("not used"))),
       config: (c) => Effect.sync(() => void sent.push(c)).pipe(Effect.andThen(Effect.die("not used")))
     }
