@@ -69,10 +69,8 @@ const fieldName = (e: Expression, i: number): string => {
       return e.field
     case "UnresolvedAttribute":
       return e.nameParts[e.nameParts.length - 1]
-    case "Cast":
-      // the analyzer's implicit casts keep the name of what they cast
-      return fieldName(e.child, i)
     default:
+      // Spark's `CreateStruct`: anything that is not a named expression, a cast included, is `col<n>`
       return `col${i + 1}`
   }
 }

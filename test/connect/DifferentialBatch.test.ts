@@ -801,8 +801,6 @@ describe("differential: edge cases", () => {
     },
     {
       name: "struct names a cast argument col<n>",
-      knownBug:
-        "the local engine names the field of struct(cast(price as int)) `price` (core/functions/CollectionFunctions.ts fieldName treats every Cast as an implicit one); Spark names it `col1`",
       build: (_, d) => d.events.select("id", F.struct(F.col("price").cast("int")).as("s"))
     },
     {

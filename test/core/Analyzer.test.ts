@@ -170,6 +170,12 @@ describe("column resolution", () => {
     expect(T.simpleString(schemaOf(p).fields[0].dataType)).toBe("struct<u:int,b:bigint>")
   })
 
+  it("names a struct field from a cast or any other unnamed expression col<n>, as Spark's CreateStruct", () => {
+    // found by the differential suite against Spark: struct(cast(a as string)) was named `a`
+    const p = ok(project([F.struct(col("a").cast("string"), col("b").plus(1), col("b"))]))
+    expect(T.simpleString(schemaOf(p).fields[0].dataType)).toBe("struct<col1:string,col2:bigint,b:bigint>")
+  })
+
   it("resolves struct fields from dotted names and aliases them with the last part", () => {
     expect(tree(project([col("st.x"), col("ST.Y"), col("st").getField("x"), col("st").getField("x").plus(1)]))).toBe(
       [
