@@ -67,7 +67,7 @@ const refuse = (message: string): AnalysisError => new AnalysisError({ reason: "
 
 /**
  * Walks a plan once, building protos and keeping the first refusal. Translation goes on after a
- * refusal (with placeholder protos) so that the whole plan is visited, but nothing built after a
+ * refusal (a refused node becomes an empty relation) so that the whole plan is visited, but nothing built after a
  * refusal is ever returned.
  */
 class Walker {
@@ -206,23 +206,23 @@ class Walker {
         }
       case "TypedFilter":
         this.fail(refuse(`filter with a JavaScript function (TypedFilter) cannot be translated for Spark: ${JS_REASON}. Use a Column condition (F.col(...)) instead.`))
-        return this.placeholder(p.child)
+        return this.refusedChild(p.child)
       case "MapElements":
         this.fail(
           refuse(
             `${p.flat ? "flatMap" : "map"} (MapElements) cannot be translated for Spark: ${JS_REASON}. Use select/withColumn with F functions instead.`
           )
         )
-        return this.placeholder(p.child)
+        return this.refusedChild(p.child)
       case "TransformWithState":
         this.fail(refuse(`transformWithState (TransformWithState) cannot be translated for Spark: ${JS_REASON} (its StatefulProcessor is JavaScript).`))
-        this.placeholder(p.child)
+        this.refusedChild(p.child)
         if (p.initialState !== undefined) this.relation(p.initialState)
         return { case: undefined }
       case "FlatMapGroupsWithState": {
         const name = p.isMapGroupsWithState ? "mapGroupsWithState" : "flatMapGroupsWithState"
         this.fail(refuse(`${name} (FlatMapGroupsWithState) cannot be translated for Spark: ${JS_REASON}.`))
-        this.placeholder(p.child)
+        this.refusedChild(p.child)
         if (p.initialState !== undefined) this.relation(p.initialState)
         return { case: undefined }
       }
@@ -230,7 +230,8 @@ class Walker {
   }
 
   /** Visits `child` (so that its refusals are found too) and returns an empty relation type. */
-  private placeholder(child: Plan.LogicalPlan): PR.Relation["relType"] {
+  /** A refused node: its child is still walked (to find the first refusal in plan order); nothing is built for it. */
+  private refusedChild(child: Plan.LogicalPlan): PR.Relation["relType"] {
     this.relation(child)
     return { case: undefined }
   }

@@ -10,7 +10,7 @@
  *
  * @since 0.3.0
  */
-import type { Effect, Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import type * as T from "../../core/DataType.ts"
 import type { AnalysisError, ConnectorError, StreamingQueryError } from "../../core/Errors.ts"
 import type { LogicalPlan } from "../../core/LogicalPlan.ts"
@@ -79,6 +79,13 @@ export interface RemoteBackend {
   /** Called after `spark.streams` added or removed a listener: the backend follows Spark's events while there are any. */
   readonly listenersChanged: () => Effect.Effect<void>
 }
+
+/**
+ * For the session members with no error channel (`spark.conf`, `spark.streams`): a failed remote
+ * call is logged as `what` failing and reads as `fallback`.
+ */
+export const orLogged = <A>(what: string, effect: Effect.Effect<A, RemoteError>, fallback: A): Effect.Effect<A> =>
+  Effect.catch(effect, (e) => Effect.as(Effect.logWarning(`${what} on the remote session failed: ${e.message}`), fallback))
 
 /** The format of a relation Spark handed back (`spark.sql` on a remote session): its id is in option `id`. */
 export const REMOTE_RELATION_FORMAT = "__tributary_remote_relation"

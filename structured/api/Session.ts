@@ -35,7 +35,7 @@ import { DataFrameReader, type SchemaInput, toStructType } from "./DataFrameRead
 import { DataStreamReader } from "./DataStreamReader.ts"
 import * as Dashboard from "./Dashboard.ts"
 import * as Manager from "./StreamingQueryManager.ts"
-import { remoteFactory } from "./Remote.ts"
+import { orLogged, type RemoteError, remoteFactory } from "./Remote.ts"
 import type { Row } from "./RowTypes.ts"
 import * as State from "./SessionState.ts"
 
@@ -156,10 +156,7 @@ const withoutParameters = (query: string): string => {
  */
 const remoteConf = (state: State.SessionState): RuntimeConfig => {
   const remote = state.remote!
-  const logged = <A>(effect: Effect.Effect<A, unknown>, fallback: A): Effect.Effect<A> =>
-    Effect.catch(effect, (e) =>
-      Effect.as(Effect.logWarning(`spark.conf on the remote session failed: ${String((e as Error).message ?? e)}`), fallback)
-    )
+  const logged = <A>(effect: Effect.Effect<A, RemoteError>, fallback: A) => orLogged("spark.conf", effect, fallback)
   return {
     get: (key, defaultValue) => logged(Effect.map(remote.conf.get(key), (v) => v ?? defaultValue), defaultValue),
     set: (key, value) => logged(remote.conf.set(key, String(value)), undefined),

@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { type StreamingQueryError, StreamingQueryError as StreamingQueryErrorClass } from "../../core/Errors.ts"
+import { orLogged, type RemoteError } from "./Remote.ts"
 import type { SessionState } from "./SessionState.ts"
 import type { StreamingQuery } from "./StreamingQuery.ts"
 import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
@@ -35,10 +36,7 @@ export const make = (state: SessionState): StreamingQueryManager => {
   // A remote session's queries live on Spark; listeners hear them through Spark Connect's
   // listener bus. The manager's methods have no error channel for transport failures: they are
   // logged and read as "no query", and `awaitAnyTermination` fails with them as a query error.
-  const logged = <A>(effect: Effect.Effect<A, unknown>, fallback: A): Effect.Effect<A> =>
-    Effect.catch(effect, (e) =>
-      Effect.as(Effect.logWarning(`spark.streams on the remote session failed: ${messageOf(e)}`), fallback)
-    )
+  const logged = <A>(effect: Effect.Effect<A, RemoteError>, fallback: A) => orLogged("spark.streams", effect, fallback)
   return {
     ...local,
     active: () => logged(remote.streams.active(), []),
@@ -65,7 +63,6 @@ export const make = (state: SessionState): StreamingQueryManager => {
   }
 }
 
-const messageOf = (e: unknown): string => (e instanceof Error || (typeof e === "object" && e !== null && "message" in e) ? String((e as { message: unknown }).message) : String(e))
 
 const makeLocal = (state: SessionState): StreamingQueryManager => {
   const registry = state.queries
