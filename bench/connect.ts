@@ -70,7 +70,7 @@ const clickBatches = (n: number): Array<Array<Click>> => {
   for (let b = 0; b < BATCHES; b++) {
     const rows = new Array<Click>(per)
     for (let i = 0; i < per; i++) {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff
       rows[i] = { user: `u${(seed >>> 4) % USERS}`, amount: seed % 100, ts: new Date(b * 60_000 + (i % 60_000)) }
     }
     out.push(rows)

@@ -58,7 +58,7 @@ const makeBatches = (): ReadonlyArray<Batch> => {
         people.push({ id: nextPerson, name: `p${nextPerson}`, ts })
         nextPerson++
       } else {
-        seed = (seed * 1103515245 + 12345) & 0x7fffffff
+        seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff
         const seller = Math.max(0, nextPerson - 1 - ((seed >>> 4) % 50))
         auctions.push({ seller, auction: nextAuction++, ts })
       }

@@ -23,7 +23,7 @@
  * - `duckdb-nocache`: `cacheMaxBytes: 0`, so every load reads DuckDB (the cold-read cost).
  * - `memory`: the file provider (in-memory map + delta files), for comparison (sizes <= 1 M).
  *
- * Run: `node_modules/.bin/node bench/state.ts`
+ * Run: `npm run bench -- statestore` (also part of `npm run bench`), or `node_modules/.bin/node bench/state.ts`.
  */
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -170,7 +170,12 @@ const program = Effect.gen(function* () {
   }
 })
 
-Effect.runPromise(program).catch((e) => {
-  console.error(e)
-  process.exitCode = 1
-})
+/** Runs the state store benchmark (`npm run bench -- state`, or `node bench/state.ts` alone). */
+export const runStateBench = (): Promise<void> => Effect.runPromise(program)
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await runStateBench().catch((e) => {
+    console.error(e)
+    process.exitCode = 1
+  })
+}

@@ -32,23 +32,38 @@ for (const [name, fs] of [
   ["made with fsync: false", makeNodeCheckpointFileSystem({ fsync: false })]
 ] as const) {
   describe(`NodeCheckpointFileSystem, ${name}`, () => {
-    it("writes into a folder it creates, and never overwrites without overwrite", async () => {
-      const p = join(dir, "a", "b", "offsets", "0")
-      expect(await run(fs.writeAtomic(p, "v1\nfirst", false))).toBe(true)
-      expect(await readFile(p, "utf8")).toBe("v1\nfirst")
-      // A second writer of the same batch id loses and the first content stays (Spark's HDFSMetadataLog.add).
-      expect(await run(fs.writeAtomic(p, "v1\nsecond", false))).toBe(false)
-      expect(await run(fs.readText(p))).toBe("v1\nfirst")
-      // No temporary file is left in the folder either way.
-      expect(await readdir(join(dir, "a", "b", "offsets"))).toStrictEqual(["0"])
-    })
+    // Small files (log entries) and large ones (state deltas, snapshots) take different paths.
+    for (const [size, pad] of [
+      ["small", ""],
+      ["large", "x".repeat(100_000)]
+    ] as const) {
+      it(`writes a ${size} file into a folder it creates, and never overwrites without overwrite`, async () => {
+        const p = join(dir, "a", "b", "offsets", "0")
+        expect(await run(fs.writeAtomic(p, `v1\nfirst${pad}`, false))).toBe(true)
+        expect(await readFile(p, "utf8")).toBe(`v1\nfirst${pad}`)
+        // A second writer of the same batch id loses and the first content stays (Spark's HDFSMetadataLog.add).
+        expect(await run(fs.writeAtomic(p, `v1\nsecond${pad}`, false))).toBe(false)
+        expect(await run(fs.readText(p))).toBe(`v1\nfirst${pad}`)
+        // No temporary file is left in the folder either way.
+        expect(await readdir(join(dir, "a", "b", "offsets"))).toStrictEqual(["0"])
+      })
 
-    it("overwrites with overwrite: true, atomically by rename", async () => {
-      const p = join(dir, "metadata")
-      expect(await run(fs.writeAtomic(p, "one", true))).toBe(true)
-      expect(await run(fs.writeAtomic(p, "two", true))).toBe(true)
-      expect(await run(fs.readText(p))).toBe("two")
-      expect(await readdir(dir)).toStrictEqual(["metadata"])
+      it(`overwrites a ${size} file with overwrite: true, atomically by rename`, async () => {
+        const p = join(dir, "metadata")
+        expect(await run(fs.writeAtomic(p, `one${pad}`, true))).toBe(true)
+        expect(await run(fs.writeAtomic(p, `two${pad}`, true))).toBe(true)
+        expect(await run(fs.readText(p))).toBe(`two${pad}`)
+        expect(await readdir(dir)).toStrictEqual(["metadata"])
+      })
+    }
+
+    it("fails with a CheckpointError naming the file when the folder cannot be made", async () => {
+      const blocker = join(dir, "file")
+      expect(await run(fs.writeAtomic(blocker, "plain file", true))).toBe(true)
+      const p = join(blocker, "offsets", "0")
+      const error = await Effect.runPromise(Effect.flip(fs.writeAtomic(p, "v1", false)))
+      expect(error._tag).toBe("CheckpointError")
+      expect(error.message).toContain(p)
     })
 
     it("serves the metadata logs: add, get, latest, purge", async () => {
