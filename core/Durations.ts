@@ -73,10 +73,67 @@ const unitOf = (word: string): string | undefined => {
   }
 }
 
+/** The fields of an ANSI interval qualifier, from the largest. */
+const ANSI_FIELDS = ["year", "month", "day", "hour", "minute", "second"] as const
+
+type AnsiField = (typeof ANSI_FIELDS)[number]
+
+/**
+ * The pattern of an ANSI interval literal's string for `from TO to` (Spark's
+ * `IntervalUtils.fromYearMonthString` / `fromDayTimeString`): `'1-2' YEAR TO MONTH`,
+ * `'1 2:3:4' DAY TO SECOND`, `'2:3' HOUR TO MINUTE`, ... Seconds may carry a fraction.
+ */
+const ANSI_PATTERNS: Partial<Record<`${AnsiField}-${AnsiField}`, RegExp>> = {
+  "year-month": /^([+-])?(\d+)-(\d+)$/,
+  "day-hour": /^([+-])?(\d+) (\d+)$/,
+  "day-minute": /^([+-])?(\d+) (\d+):(\d+)$/,
+  "day-second": /^([+-])?(\d+) (\d+):(\d+):(\d+(?:\.\d{0,9})?)$/,
+  "hour-minute": /^([+-])?(\d+):(\d+)$/,
+  "hour-second": /^([+-])?(\d+):(\d+):(\d+(?:\.\d{0,9})?)$/,
+  "minute-second": /^([+-])?(\d+):(\d+(?:\.\d{0,9})?)$/
+}
+
+/**
+ * An ANSI interval literal `'<value>' <from> TO <to>` (the `interval` keyword already removed);
+ * `undefined` when the qualifier is not one Spark accepts or the value does not match its
+ * pattern (Spark fails `interval '1 2:3:4' day to hour` and `interval '1 2' year to month`).
+ */
+const parseAnsiInterval = (s: string): CalendarInterval | undefined => {
+  const m = /^'([^']*)'\s+([a-z]+)\s+to\s+([a-z]+)$/i.exec(s)
+  if (m === null) return undefined
+  const from = m[2].toLowerCase() as AnsiField
+  const to = m[3].toLowerCase() as AnsiField
+  const pattern = ANSI_PATTERNS[`${from}-${to}`]
+  if (pattern === undefined) return undefined
+  const v = pattern.exec(m[1].trim())
+  if (v === null) return undefined
+  const sign = v[1] === "-" ? -1 : 1
+  const parts = v.slice(2).map(Number)
+  if (from === "year") {
+    if (parts[1] > 11) return undefined
+    return { months: sign * (parts[0] * 12 + parts[1]), days: 0, micros: 0 }
+  }
+  // Day-time fields below the first are bounded as in Spark (hour 0-23, minute and second 0-59).
+  const start = ANSI_FIELDS.indexOf(from)
+  let days = 0
+  let micros = 0
+  for (let i = 0; i < parts.length; i++) {
+    const field = ANSI_FIELDS[start + i]
+    const n = parts[i]
+    if (i > 0 && ((field === "hour" && n > 23) || ((field === "minute" || field === "second") && n >= 60))) {
+      return undefined
+    }
+    if (field === "day") days += n
+    else micros += Math.round(n * MICROS[field])
+  }
+  return { months: 0, days: sign * days, micros: sign * micros }
+}
+
 /** Parses a Spark interval string; `undefined` when it is not one. */
 export const parseInterval = (text: string): CalendarInterval | undefined => {
   let s = text.trim()
   if (/^interval\s/i.test(s)) s = s.slice(8).trim()
+  if (/\sto\s/i.test(s)) return parseAnsiInterval(s)
   const tokens = s.split(/\s+/)
   if (tokens.length === 0 || tokens.length % 2 !== 0) return undefined
   let months = 0

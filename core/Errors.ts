@@ -150,3 +150,13 @@ export const unresolvedColumn = (name: string, candidates: ReadonlyArray<string>
     suggestions: sugg
   })
 }
+
+/**
+ * The `errorClass` a typed failure carries (Spark's `SparkThrowable.getErrorClass`), if any.
+ *
+ * @since 0.1.0
+ */
+export const errorClassOf = (cause: unknown): string | undefined => {
+  const c = (cause as { readonly errorClass?: unknown } | null | undefined)?.errorClass
+  return typeof c === "string" ? c : undefined
+}

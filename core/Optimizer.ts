@@ -540,8 +540,13 @@ const nodeReferences = (p: P.LogicalPlan): Set<number> => {
       return new Set(P.children(p).flatMap((c) => output(c).map((a) => a.exprId)))
     case "EventTimeWatermark":
       return refIds(p.eventTime)
-    case "Deduplicate":
-      return idSet(p.keys ?? [])
+    case "Deduplicate": {
+      const ids = idSet(p.keys ?? [])
+      // SPARK-50492: dropDuplicatesWithinWatermark also needs its input's event-time columns
+      // (its state expires by them), so pruning never removes them from below it.
+      if (p.withinWatermark) for (const a of output(p.child)) if (a.eventTimeDelayMs !== undefined) ids.add(a.exprId)
+      return ids
+    }
     default: {
       const ids = new Set<number>()
       for (const e of P.expressions(p)) for (const a of E.references(e)) ids.add(a.exprId)

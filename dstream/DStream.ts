@@ -34,7 +34,7 @@ import { RDD } from "./RDD.ts"
 import { ReducedWindowedDStream } from "./ReducedWindowedDStream.ts"
 import type { StateSpec } from "./State.ts"
 import type { StreamingContext } from "./StreamingContext.ts"
-import { StateDStream } from "./StateDStream.ts"
+import { StateDStream, type UpdateFunction } from "./StateDStream.ts"
 import { TransformedDStream } from "./TransformedDStream.ts"
 import { UnionDStream } from "./UnionDStream.ts"
 import { checkWindow, WindowedDStream } from "./WindowedDStream.ts"
@@ -98,6 +98,39 @@ export class DStream<T> {
   /** The slide duration in milliseconds (the batch duration, unless windowed). */
   get slideDuration(): number {
     return this.node.slideMs()
+  }
+
+  /**
+   * Spark's `rememberDuration` (ms): how long this stream keeps its batches' RDDs; set when the
+   * context starts (`undefined` before). Parents of windows keep theirs longer by the window.
+   */
+  get rememberDuration(): number | undefined {
+    return this.node.rememberMs
+  }
+
+  /** Spark's `checkpointDuration` (ms), `undefined` when this stream does not checkpoint. */
+  get checkpointDuration(): number | undefined {
+    return this.node.checkpointMs
+  }
+
+  /** Spark's `windowDuration` (ms) of a windowed stream; `undefined` for other streams. */
+  get windowDuration(): number | undefined {
+    const w = (this.node as { readonly windowMs?: unknown }).windowMs
+    return typeof w === "number" ? w : undefined
+  }
+
+  /**
+   * Spark's `generatedRDDs`: the RDDs this stream computed and still remembers, by batch time
+   * (older ones are dropped after each batch, per `rememberDuration`; BasicOperationsSuite "rdd
+   * cleanup" cases).
+   */
+  get generatedRDDs(): ReadonlyMap<number, RDD<T>> {
+    return this.node.generated
+  }
+
+  /** Spark's `dependencies`: the streams this one is computed from. */
+  get dependencies(): ReadonlyArray<DStream<unknown>> {
+    return this.node.dependencies.map((d) => new DStream<unknown>(d))
   }
 
   /** Spark's `DStream.validateAtInit`: no new operations once the context started or stopped. */
@@ -357,18 +390,26 @@ export class DStream<T> {
     )
   }
 
-  /** Keeps batches in memory (every batch is in memory here; kept for Spark compatibility). */
-  persist(_storageLevel?: string): DStream<T> {
+  /**
+   * Spark's `persist(level)`, `MEMORY_ONLY_SER` by default. Every batch is in memory here; the
+   * level is recorded as Spark records it (`storageLevel`; a window passes it to its parent).
+   */
+  persist(storageLevel = "MEMORY_ONLY_SER"): DStream<T> {
     if (this.node.zeroTime !== undefined) {
       this.ctx.recordBuildError(
         new IllegalStateError({
-          message: "Cannot change storage level of an DStream after streaming context has started"
+          message: "Cannot change storage level of a DStream after streaming context has started"
         })
       )
       return this
     }
-    this.node.persisted = true
+    this.node.persist(storageLevel)
     return this
+  }
+
+  /** Spark's `storageLevel`: `"NONE"` unless persisted (`"MEMORY_ONLY_SER"`, `"MEMORY_ONLY"`, ...). */
+  get storageLevel(): string {
+    return this.node.storageLevel
   }
 
   cache(): DStream<T> {
@@ -380,7 +421,7 @@ export class DStream<T> {
     if (this.node.zeroTime !== undefined) {
       this.ctx.recordBuildError(
         new IllegalStateError({
-          message: "Cannot change checkpoint interval of an DStream after streaming context has started"
+          message: "Cannot change checkpoint interval of a DStream after streaming context has started"
         })
       )
       return this
@@ -390,8 +431,10 @@ export class DStream<T> {
       this.ctx.recordBuildError(new IllegalStateError({ message: DStream.badDuration("checkpoint", interval) }))
       return this
     }
-    this.node.persisted = true
+    // Spark's checkpoint(interval) persists (MEMORY_ONLY_SER) the stream that checkpoints:
+    // for mapWithState, the internal state stream.
     const target = this.stateNode ?? this.node
+    target.persist("MEMORY_ONLY_SER")
     target.checkpointMs = ms
     return this
   }
@@ -506,10 +549,27 @@ export class DStream<T> {
   }
 
   /**
-   * Spark's `updateStateByKey`: every batch, `update(values, state)` for every key with state or
-   * new values; `undefined` removes the key. The stream is the whole state after each batch.
+   * Spark's `updateStateByKey`: every batch, the update function runs for every key with state
+   * or new values; `undefined` removes the key. The stream is the whole state after each batch.
    * Needs `ssc.checkpoint(dir)`; the state lives in the session's state store.
+   *
+   * Spark's three forms, told apart as Spark's overloads are:
+   * - `(values, state) => state` — the usual form;
+   * - `(time, key, values, state) => state` — a function of four parameters also gets the batch
+   *   time (ms) and the key;
+   * - `(entries) => pairs` with the option `rememberPartitioner` (Spark's iterator overload, which
+   *   always takes it): one call per batch over every `[key, values, state]`, returning the new
+   *   `[key, state]` pairs.
    */
+  updateStateByKey<K, V, S>(
+    this: DStream<readonly [K, V]>,
+    update: (entries: IterableIterator<readonly [K, Array<V>, S | undefined]>) => Iterable<readonly [K, S]>,
+    options: {
+      readonly rememberPartitioner: boolean
+      readonly initialRDD?: RDD<readonly [K, S]> | Iterable<readonly [K, S]>
+      readonly numPartitions?: number
+    }
+  ): DStream<readonly [K, S]>
   updateStateByKey<K, V, S>(
     this: DStream<readonly [K, V]>,
     update: (values: Array<V>, state: S | undefined) => S | undefined,
@@ -517,10 +577,34 @@ export class DStream<T> {
       readonly initialRDD?: RDD<readonly [K, S]> | Iterable<readonly [K, S]>
       readonly numPartitions?: number
     }
+  ): DStream<readonly [K, S]>
+  updateStateByKey<K, V, S>(
+    this: DStream<readonly [K, V]>,
+    update: (time: number, key: K, values: Array<V>, state: S | undefined) => S | undefined,
+    options?: {
+      readonly rememberPartitioner?: boolean
+      readonly initialRDD?: RDD<readonly [K, S]> | Iterable<readonly [K, S]>
+      readonly numPartitions?: number
+    }
+  ): DStream<readonly [K, S]>
+  updateStateByKey<K, V, S>(
+    this: DStream<readonly [K, V]>,
+    update: (...args: Array<any>) => any,
+    options?: {
+      readonly rememberPartitioner?: boolean
+      readonly initialRDD?: RDD<readonly [K, S]> | Iterable<readonly [K, S]>
+      readonly numPartitions?: number
+    }
   ): DStream<readonly [K, S]> {
     const init = options?.initialRDD
     const initial = init === undefined ? undefined : init instanceof RDD ? init.collect() : Array.from(init)
-    return this.derive(() => new StateDStream<K, V, S>(this.node, update, initial))
+    const fn: UpdateFunction<K, V, S> =
+      update.length >= 4
+        ? { _tag: "timed", f: update }
+        : options?.rememberPartitioner !== undefined
+          ? { _tag: "iterator", f: update }
+          : { _tag: "simple", f: update }
+    return this.derive(() => new StateDStream<K, V, S>(this.node, fn, initial))
   }
 
   /**

@@ -49,7 +49,7 @@ export class InternalMapWithStateDStream<K, V, S, U>
     this.#spec = spec
     this.dependencies = [parent]
     this.mustCheckpoint = true
-    this.persisted = true
+    this.storageLevel = "MEMORY_ONLY"
     this.operatorId = parent.ctx.nextOperatorId()
   }
 
@@ -85,6 +85,8 @@ export class InternalMapWithStateDStream<K, V, S, U>
     const timeout = this.#spec.timeoutMs
     const threshold = timeout === undefined ? undefined : time - timeout
     const f = this.#spec.mappingFunction
+    // The full form's `undefined` is Scala's `None`: nothing is emitted (`mappedData ++= returned`).
+    const keepAll = !this.#spec.timed
     const state = new StateImpl<S>()
     const mapped: Array<U> = []
     if (data !== undefined) {
@@ -94,7 +96,7 @@ export class InternalMapWithStateDStream<K, V, S, U>
           const h = Pairs.hashKey(k)
           const current = map.get(h)
           state.wrap(current)
-          const out = f(k, v, state)
+          const out = f(time, k, v, state)
           if (state.isRemoved()) {
             if (current !== undefined) {
               map.delete(h)
@@ -105,7 +107,7 @@ export class InternalMapWithStateDStream<K, V, S, U>
             map.set(h, e)
             this.#dirty.set(Pairs.storeKey(k), e)
           }
-          mapped.push(out)
+          if (keepAll || out !== undefined) mapped.push(out as U)
         }
       }
     }
@@ -113,7 +115,8 @@ export class InternalMapWithStateDStream<K, V, S, U>
       for (const [h, e] of map) {
         if (e.t < threshold) {
           state.wrapTimingOutState(e.s)
-          mapped.push(f(e.k, undefined, state))
+          const out = f(time, e.k, undefined, state)
+          if (keepAll || out !== undefined) mapped.push(out as U)
           map.delete(h)
           this.#dirty.set(Pairs.storeKey(e.k), undefined)
         }

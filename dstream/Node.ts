@@ -62,7 +62,8 @@ export abstract class DStreamNode<T> {
   rememberMs: number | undefined = undefined
   checkpointMs: number | undefined = undefined
   mustCheckpoint = false
-  persisted = false
+  /** Spark's `storageLevel` (`"NONE"` until persisted; every batch is in memory here either way). */
+  storageLevel = "NONE"
   readonly generated = new Map<number, RDD<T>>()
 
   constructor(ctx: ContextCore) {
@@ -76,6 +77,11 @@ export abstract class DStreamNode<T> {
   /** How long parents must remember their RDDs for this node (windows add their length). */
   parentRememberMs(): number {
     return this.rememberMs ?? 0
+  }
+
+  /** Spark's `DStream.persist(level)`; windows override it to persist their parent instead. */
+  persist(level: string): void {
+    this.storageLevel = level
   }
 
   /** This node as a stateful one, if it keeps state in the store. */
@@ -121,10 +127,11 @@ export abstract class DStreamNode<T> {
       return `The checkpoint interval for ${this.name} has been set to ${ms(cp)} which is lower than its slide time (${ms(slide)}). Please set it to at least ${ms(slide)}.`
     }
     if (cp !== undefined && cp % slide !== 0) {
-      return `The checkpoint interval for ${this.name} has been set to ${ms(cp)} which not a multiple of its slide time (${ms(slide)}). Please set it to a multiple of ${ms(slide)}.`
+      return `The checkpoint interval for ${this.name} has been set to  ${ms(cp)} which not a multiple of its slide time (${ms(slide)}). Please set it to a multiple of ${ms(slide)}.`
     }
     if (cp !== undefined && (this.rememberMs ?? 0) <= cp) {
-      return `The remember duration for ${this.name} has been set to ${ms(this.rememberMs ?? 0)} which is not more than the checkpoint interval (${ms(cp)}). Please set it to higher than ${ms(cp)}.`
+      // Spark 4's text, double space included ("has been set to " + s" $rememberDuration ...").
+      return `The remember duration for ${this.name} has been set to  ${ms(this.rememberMs ?? 0)} which is not more than the checkpoint interval (${ms(cp)}). Please set it to a value higher than ${ms(cp)}.`
     }
     for (const d of this.dependencies) {
       const m = d.validateAtStart()

@@ -52,8 +52,9 @@ export class ReducedWindowedDStream<K, V> extends DStreamNode<readonly [K, V]> i
       parent,
       (rdd) => new RDD([Pairs.reduceByKey(rdd.collect(), f)])
     )
-    this.#reduced.persisted = true
-    this.persisted = true
+    // Spark persists both: the reduced batches and the windows are reused by the next window.
+    this.#reduced.storageLevel = "MEMORY_ONLY_SER"
+    this.storageLevel = "MEMORY_ONLY_SER"
     this.mustCheckpoint = true
     this.dependencies = [this.#reduced]
     this.operatorId = parent.ctx.nextOperatorId()
@@ -65,6 +66,12 @@ export class ReducedWindowedDStream<K, V> extends DStreamNode<readonly [K, V]> i
 
   override parentRememberMs(): number {
     return (this.rememberMs ?? 0) + this.windowMs
+  }
+
+  /** Spark's `ReducedWindowedDStream.persist`: the windows and the reduced batches. */
+  override persist(level: string): void {
+    this.storageLevel = level
+    this.#reduced.storageLevel = level
   }
 
   override stateful(): StatefulNode {

@@ -109,6 +109,17 @@ export class StateImpl<S> implements State<S> {
 export type MappingFunction<K, V, S, U> = (key: K, value: V | undefined, state: State<S>) => U
 
 /**
+ * Spark's full mapping function: also gets the batch time (ms), and returns `undefined` (Scala's
+ * `None`) for records that map to nothing.
+ */
+export type TimedMappingFunction<K, V, S, U> = (
+  time: number,
+  key: K,
+  value: V | undefined,
+  state: State<S>
+) => U | undefined
+
+/**
  * What `mapWithState` needs: the mapping function, and optionally a timeout (a key idle that
  * long is called once more with `isTimingOut()` and then dropped), initial state pairs and a
  * partition count. Immutable: each setter returns a new spec.
@@ -116,7 +127,13 @@ export type MappingFunction<K, V, S, U> = (key: K, value: V | undefined, state: 
  * @since 0.1.0
  */
 export class StateSpec<K, V, S, U> {
-  readonly mappingFunction: MappingFunction<K, V, S, U>
+  /**
+   * The mapping function as Spark's full form: `undefined` results are dropped. A simple
+   * function is wrapped so that every result is kept (Spark's `Some(mappingFunction(...))`).
+   */
+  readonly mappingFunction: TimedMappingFunction<K, V, S, U>
+  /** Whether the function was given in the full form (results may be `undefined` = none). */
+  readonly timed: boolean
   readonly timeoutMs: number | undefined
   readonly initialStatePairs: ReadonlyArray<readonly [K, S]> | undefined
   readonly partitions: number | undefined
@@ -124,22 +141,41 @@ export class StateSpec<K, V, S, U> {
   readonly invalidTimeout: string | undefined
 
   private constructor(
-    f: MappingFunction<K, V, S, U>,
+    f: TimedMappingFunction<K, V, S, U>,
+    timed: boolean,
     timeoutMs: number | undefined,
     initial: ReadonlyArray<readonly [K, S]> | undefined,
     partitions: number | undefined,
     invalidTimeout: string | undefined
   ) {
     this.mappingFunction = f
+    this.timed = timed
     this.timeoutMs = timeoutMs
     this.initialStatePairs = initial
     this.partitions = partitions
     this.invalidTimeout = invalidTimeout
   }
 
-  /** A spec for `mapWithState` with this mapping function (Spark's `StateSpec.function`). */
-  static function<K, V, S, U>(f: MappingFunction<K, V, S, U>): StateSpec<K, V, S, U> {
-    return new StateSpec(f, undefined, undefined, undefined, undefined)
+  /**
+   * A spec for `mapWithState` with this mapping function (Spark's `StateSpec.function`), in
+   * either of Spark's forms: `(key, value, state) => mapped`, whose every result is emitted, or
+   * — a function of four parameters — `(time, key, value, state) => mapped | undefined`, which
+   * also gets the batch time and whose `undefined` results (Scala's `None`) are not emitted
+   * (MapWithStateSuite "basic operations with advanced API", "state removing").
+   */
+  static function<K, V, S, U>(f: MappingFunction<K, V, S, U>): StateSpec<K, V, S, U>
+  static function<K, V, S, U>(f: TimedMappingFunction<K, V, S, U>): StateSpec<K, V, S, U>
+  static function<K, V, S, U>(f: (...args: Array<any>) => any): StateSpec<K, V, S, U> {
+    if (f.length >= 4) return new StateSpec(f, true, undefined, undefined, undefined, undefined)
+    const simple = f as MappingFunction<K, V, S, U>
+    return new StateSpec(
+      (_time, key, value, state) => simple(key, value, state),
+      false,
+      undefined,
+      undefined,
+      undefined,
+      undefined
+    )
   }
 
   /** Keys without data for this long time out (checked at the stream's checkpoint batches, as Spark). */
@@ -147,6 +183,7 @@ export class StateSpec<K, V, S, U> {
     const ms = parseDurationMs(idle)
     return new StateSpec(
       this.mappingFunction,
+      this.timed,
       ms,
       this.initialStatePairs,
       this.partitions,
@@ -160,11 +197,18 @@ export class StateSpec<K, V, S, U> {
       "partitions" in (pairs as object)
         ? (pairs as RDD<readonly [K, S]>).collect()
         : Array.from(pairs as Iterable<readonly [K, S]>)
-    return new StateSpec(this.mappingFunction, this.timeoutMs, list, this.partitions, this.invalidTimeout)
+    return new StateSpec(this.mappingFunction, this.timed, this.timeoutMs, list, this.partitions, this.invalidTimeout)
   }
 
   /** Kept for Spark compatibility; batches here are one partition per key group. */
   numPartitions(n: number): StateSpec<K, V, S, U> {
-    return new StateSpec(this.mappingFunction, this.timeoutMs, this.initialStatePairs, n, this.invalidTimeout)
+    return new StateSpec(
+      this.mappingFunction,
+      this.timed,
+      this.timeoutMs,
+      this.initialStatePairs,
+      n,
+      this.invalidTimeout
+    )
   }
 }

@@ -1,7 +1,12 @@
 /**
  * Spark's `StateDStream` (`updateStateByKey`): every batch, the update function runs for every
  * key that has state or new values — `update(values, state)` — and a key whose function returns
- * `undefined` loses its state. The batch's output is the whole state.
+ * `undefined` loses its state. The batch's output is the whole state. Spark's three forms of the
+ * update function are kept: per key `(values, state)`, per key with the batch time
+ * `(time, key, values, state)`, and over the batch's whole cogroup `(entries) => pairs`
+ * (BasicOperationsSuite "updateStateByKey - testing time stamps as input" and "- with initial
+ * value RDD"). A batch without a parent RDD re-applies the function to the old state with no
+ * values, as Spark's `StateDStream.compute` does ("updateStateByKey - object lifecycle").
  *
  * The state lives in the session's state store (one entry per key, written only when it
  * changed), so a context restarted from its checkpoint continues from the last batch's state.
@@ -14,18 +19,33 @@ import * as Pairs from "./PairFunctions.ts"
 
 const TIME_KEY = "#time"
 
+/**
+ * The update function in one of Spark's three forms: `simple` `(values, state)`, `timed`
+ * `(time, key, values, state)`, or `iterator` over every `[key, values, state]` of the batch.
+ */
+export type UpdateFunction<K, V, S> =
+  | { readonly _tag: "simple"; readonly f: (values: Array<V>, state: S | undefined) => S | undefined }
+  | {
+      readonly _tag: "timed"
+      readonly f: (time: number, key: K, values: Array<V>, state: S | undefined) => S | undefined
+    }
+  | {
+      readonly _tag: "iterator"
+      readonly f: (entries: IterableIterator<readonly [K, Array<V>, S | undefined]>) => Iterable<readonly [K, S]>
+    }
+
 export class StateDStream<K, V, S> extends DStreamNode<readonly [K, S]> implements StatefulNode {
   readonly name = "StateDStream"
   readonly dependencies: ReadonlyArray<DStreamNode<any>>
   readonly operatorId: number
   readonly #parent: DStreamNode<readonly [K, V]>
-  readonly #update: (values: Array<V>, state: S | undefined) => S | undefined
+  readonly #update: UpdateFunction<K, V, S>
   readonly #initial: ReadonlyArray<readonly [K, S]> | undefined
   #stored = new Map<string, string>()
 
   constructor(
     parent: DStreamNode<readonly [K, V]>,
-    update: (values: Array<V>, state: S | undefined) => S | undefined,
+    update: UpdateFunction<K, V, S>,
     initial: ReadonlyArray<readonly [K, S]> | undefined
   ) {
     super(parent.ctx)
@@ -34,7 +54,7 @@ export class StateDStream<K, V, S> extends DStreamNode<readonly [K, S]> implemen
     this.#initial = initial
     this.dependencies = [parent]
     this.mustCheckpoint = true
-    this.persisted = true
+    this.storageLevel = "MEMORY_ONLY_SER"
     this.operatorId = parent.ctx.nextOperatorId()
   }
 
@@ -66,9 +86,26 @@ export class StateDStream<K, V, S> extends DStreamNode<readonly [K, S]> implemen
       }
     }
     const out: Array<readonly [K, S]> = []
-    for (const g of groups.values()) {
-      const s = this.#update(g.values, g.state?.s)
-      if (s !== undefined) out.push([g.k, s])
+    const update = this.#update
+    switch (update._tag) {
+      case "simple":
+        for (const g of groups.values()) {
+          const s = update.f(g.values, g.state?.s)
+          if (s !== undefined) out.push([g.k, s])
+        }
+        break
+      case "timed":
+        for (const g of groups.values()) {
+          const s = update.f(time, g.k, g.values, g.state?.s)
+          if (s !== undefined) out.push([g.k, s])
+        }
+        break
+      case "iterator": {
+        const entries: Array<readonly [K, Array<V>, S | undefined]> = []
+        for (const g of groups.values()) entries.push([g.k, g.values, g.state?.s])
+        for (const kv of update.f(entries.values())) out.push(kv)
+        break
+      }
     }
     return new RDD([out])
   }

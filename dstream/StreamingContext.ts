@@ -62,7 +62,7 @@ import { parseDurationMs } from "../core/Durations.ts"
 import { DirectInputDStream } from "./DirectInputDStream.ts"
 import { FileInputDStream } from "./FileInputDStream.ts"
 import { ForEachDStream } from "./ForEachDStream.ts"
-import type { DStreamNode, InputNode, StatefulNode } from "./Node.ts"
+import type { ContextCore, DStreamNode, InputNode, StatefulNode } from "./Node.ts"
 import { ms } from "./Node.ts"
 import { createRateEstimator, isBackPressureEnabled } from "./PIDRateEstimator.ts"
 import { QueueInputDStream } from "./QueueInputDStream.ts"
@@ -316,6 +316,14 @@ export class StreamingContext {
     const opts: Record<string, string> = {}
     for (const [k, v] of Object.entries(options)) opts[k] = String(v)
     return this.#input(() => new DirectInputDStream<R>(this.#core, format, opts))
+  }
+
+  /**
+   * @internal An input stream over a custom `InputNode` (Spark's `InputDStream` subclasses, such
+   * as the test suites' `TestInputStream`, whose batches may be missing at some times).
+   */
+  inputNode<T>(make: (core: ContextCore) => InputNode<T>): DStream<T> {
+    return this.#input(() => make(this.#core))
   }
 
   /** Spark's `receiverStream`: the items a custom `Receiver` stores. */

@@ -22,7 +22,16 @@ export class WindowedDStream<T> extends DStreamNode<T> {
     this.#slideMs = slideMs
     this.dependencies = [parent]
     // Spark persists the parent: its batches are reused by several windows.
-    parent.persisted = true
+    parent.persist("MEMORY_ONLY_SER")
+  }
+
+  /**
+   * Spark's `WindowedDStream.persist`: persisting the window persists the parent (whose batches
+   * the windows reuse); the window's own level stays `NONE` (WindowOperationsSuite "window -
+   * persistence level").
+   */
+  override persist(level: string): void {
+    this.#parent.persist(level)
   }
 
   slideMs(): number {

@@ -44,7 +44,7 @@ export { ReceiverInputDStream } from "./ReceiverInputDStream.ts"
 export { DirectInputDStream, type DirectOffsetRange } from "./DirectInputDStream.ts"
 export { type ConsumerRecord, KafkaUtils } from "./KafkaUtils.ts"
 export { SocketReceiver } from "./SocketReceiver.ts"
-export { type MappingFunction, type State, StateSpec } from "./State.ts"
+export { type MappingFunction, type State, StateSpec, type TimedMappingFunction } from "./State.ts"
 export type {
   BatchInfo,
   OutputOperationInfo,

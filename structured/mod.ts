@@ -22,6 +22,7 @@ export {
   type ValueState
 } from "./api/StatefulProcessor.ts"
 export {
+  FlatMapGroupsWithStateUserFuncError,
   type GroupState,
   GroupStateError,
   GroupStateImpl,

@@ -35,7 +35,7 @@
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Cause, Data, Duration, Effect, Exit } from "effect"
+import { Cause, Clock, Data, Duration, Effect, Exit } from "effect"
 import { TestClock } from "effect/testing"
 import type { OutputMode } from "../core/Streaming.ts"
 import type { Trigger } from "../core/Trigger.ts"
@@ -305,11 +305,22 @@ export const testStream = <R>(
           case "StopStream":
             if (query !== undefined) yield* query.stop()
             break
-          case "AdvanceClock":
-            yield* TestClock.adjust(action.duration)
+          case "AdvanceClock": {
+            // Spark's ManualClock.advance: the clock jumps; a query waiting for its next
+            // processing-time trigger wakes once, at the new time (SessionState.clockJumpTargetMs).
+            const now = yield* Clock.currentTimeMillis
+            df.state.clockJumpTargetMs = now + Duration.toMillis(Duration.fromInputUnsafe(action.duration))
+            yield* TestClock.adjust(action.duration).pipe(
+              Effect.ensuring(
+                Effect.sync(() => {
+                  df.state.clockJumpTargetMs = undefined
+                })
+              )
+            )
             // Let the fibers the clock released start their batches before the next step looks.
             for (let k = 0; k < 5; k++) yield* Effect.yieldNow
             break
+          }
           case "CheckAnswer": {
             if (query === undefined) return yield* fail(i, "CheckAnswer before the stream started")
             const exit = yield* settle(query)

@@ -65,6 +65,39 @@ export class GroupStateError extends Data.TaggedError("GroupStateError")<{
 }> {}
 
 /**
+ * What a streaming `[flat]MapGroupsWithState` fails with when the user function (or the
+ * iterable it returns) throws something other than a typed tributary error: Spark's
+ * `FlatMapGroupsWithStateUserFuncException`, error class
+ * `FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR`, with the thrown value as `cause`. A
+ * `GroupStateError` (or any other tagged error) is not wrapped, as Spark does not wrap a
+ * `SparkThrowable`.
+ *
+ * @example
+ * ```ts
+ * // the query fails with a StreamingQueryError whose cause is this error:
+ * // "[FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR] An error occurred in the user provided
+ * //  function in flatMapGroupsWithState. Reason: boom"
+ * ```
+ * @since 0.1.0
+ */
+export class FlatMapGroupsWithStateUserFuncError extends Data.TaggedError("FlatMapGroupsWithStateUserFuncError")<{
+  readonly message: string
+  readonly errorClass: "FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR"
+  readonly cause: unknown
+}> {
+  /** Wraps what the user function threw (Spark's reason: the cause's message, or empty). */
+  static wrap(cause: unknown): FlatMapGroupsWithStateUserFuncError {
+    const reason =
+      cause instanceof Error ? cause.message : cause === null || cause === undefined ? "" : String(cause)
+    return new FlatMapGroupsWithStateUserFuncError({
+      errorClass: "FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR",
+      message: `[FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR] An error occurred in the user provided function in flatMapGroupsWithState. Reason: ${reason}`,
+      cause
+    })
+  }
+}
+
+/**
  * The state of one key, as the user function sees it (Spark's `GroupState`).
  *
  * @since 0.1.0
@@ -229,18 +262,16 @@ export class GroupStateImpl<S> implements GroupState<S> {
   }
 
   setTimeoutDuration(duration: number | string | Duration.Duration): void {
+    // Spark's `setTimeoutDuration(String)` parses the interval before anything else, so a
+    // negative or unreadable interval is an IllegalArgument whatever the timeout kind.
+    if (typeof duration === "string") return this.setTimeoutDuration(parseDuration(duration))
     if (this.#timeoutConf !== "ProcessingTimeTimeout") {
       throw unsupported(
         "_LEGACY_ERROR_TEMP_2203",
         "Cannot set timeout duration without enabling processing time timeout in [map|flatMap]GroupsWithState"
       )
     }
-    const ms =
-      typeof duration === "number"
-        ? duration
-        : typeof duration === "string"
-          ? parseDuration(duration)
-          : Duration.toMillis(duration)
+    const ms = typeof duration === "number" ? duration : Duration.toMillis(duration)
     if (!(ms > 0)) throw illegal("Timeout duration must be positive")
     this.#timeoutTimestamp = ms + this.#batchProcessingTimeMs
   }

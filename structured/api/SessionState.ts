@@ -88,6 +88,12 @@ export interface SessionState {
   uiWebUrl: string | undefined
   /** Set for `Session.layer({ remote })`: actions and streaming queries run on Spark through it. */
   remote: RemoteBackend | undefined
+  /**
+   * While `testStream`'s `AdvanceClock` moves the test clock: the time it moves to. A query
+   * waiting for its next processing-time trigger sleeps on to this time, so the clock jumps as
+   * Spark's `ManualClock.advance` does (one trigger at the new time, not one per interval passed).
+   */
+  clockJumpTargetMs: number | undefined
 }
 
 export const TABLE_FORMAT = "__tributary_table"
@@ -133,6 +139,7 @@ export const make = (conf: Readonly<Record<string, string>> = {}): SessionState 
     queries: { active: new Map(), listeners: [], terminated: [], anyTerminated: signal(), scope: undefined },
     checkpointFileSystem: NodeCheckpointFileSystem,
     stateStoreProvider: undefined,
+    clockJumpTargetMs: undefined,
     streamingContexts: new Set(),
     uiWebUrl: undefined,
     remote: undefined

@@ -38,7 +38,7 @@
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Queue, type Scope } from "effect"
 import * as Analyzer from "../../core/Analyzer.ts"
 import type * as T from "../../core/DataType.ts"
-import { AnalysisError, CheckpointError, IllegalStateError, StreamingQueryError } from "../../core/Errors.ts"
+import { AnalysisError, CheckpointError, errorClassOf, IllegalStateError, StreamingQueryError } from "../../core/Errors.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
 import * as Optimizer from "../../core/Optimizer.ts"
 import type {
@@ -609,7 +609,7 @@ export class ContinuousExecution implements StreamingQuery {
         id: this.id,
         runId: this.runId,
         exception: this.#error?.message ?? null,
-        errorClassOnException: null
+        errorClassOnException: errorClassOf(this.#error?.cause) ?? null
       }
       for (const l of this.config.listeners()) {
         if (l.onQueryTerminated !== undefined) yield* runCallback(() => l.onQueryTerminated!(event))

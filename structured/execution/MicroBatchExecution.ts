@@ -21,6 +21,7 @@ import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import type * as T from "../../core/DataType.ts"
 import {
   AnalysisError,
+  errorClassOf,
   CheckpointError,
   type ConnectorError,
   StateStoreError,
@@ -46,6 +47,7 @@ import {
   isStatefulOperator,
   processingTimeOperators,
   shouldRunAnotherBatch,
+  multipleEventTimeColumns,
   statefulOperators
 } from "../physical/stateful/StatefulOperators.ts"
 import { streamStreamJoinWithoutEquality } from "../physical/stateful/StreamingSymmetricHashJoinHelper.ts"
@@ -199,6 +201,8 @@ export class MicroBatchExecution implements StreamingQuery {
   /** The same nodes in a pre-order walk (Spark's `collect` order, for the `eventTime` progress). */
   readonly #watermarkNodesPreOrder: ReadonlyArray<EventTimeWatermarkExec>
   readonly #stateful: ReadonlyArray<StatefulOperatorInfo>
+  /** Spark's `_LEGACY_ERROR_TEMP_3077` for a stateful operator over several event-time columns. */
+  readonly #eventTimeConflict: string | undefined
   /** The stateful operators' ids in a pre-order walk (Spark's order of `progress.stateOperators`). */
   readonly #statefulPreOrder: ReadonlyArray<number>
   #pending: PendingBatch | undefined
@@ -224,6 +228,7 @@ export class MicroBatchExecution implements StreamingQuery {
     this.name = config.name
     this.physical = Planner.plan(Optimizer.optimize(config.analyzed), { streaming: true })
     this.#stateful = statefulOperators(this.physical)
+    this.#eventTimeConflict = multipleEventTimeColumns(this.#stateful)
     const nodes: Array<EventTimeWatermarkExec> = []
     const walk = (p: SparkPlan): void => {
       for (const c of SparkPlanModule.children(p)) walk(c)
@@ -269,13 +274,32 @@ export class MicroBatchExecution implements StreamingQuery {
       yield* self.initialize()
       if (self.config.trigger._tag === "AvailableNow") yield* self.prepareAvailableNow()
       yield* runTrigger(self.config.trigger, self.step(), self.waiting(self.waitForData()), (ms) =>
-        self.waiting(Effect.sleep(ms), "Waiting for next trigger")
+        self.waiting(self.sleepToTrigger(ms), "Waiting for next trigger")
       )
     })
     return body.pipe(
       Effect.onExit((exit) => self.finish(exit)),
       Effect.catchCause(() => Effect.void)
     )
+  }
+
+  /**
+   * Sleeps until the next processing-time trigger. While `testStream` jumps the test clock
+   * (`SessionState.clockJumpTargetMs`), the query sleeps on to the jump's end, so its next batch
+   * runs once, at the new time, as under Spark's `ManualClock.advance`.
+   */
+  private sleepToTrigger(ms: number): Effect.Effect<void> {
+    const state = this.config.state
+    return Effect.gen(function* () {
+      yield* Effect.sleep(ms)
+      for (;;) {
+        const target = state.clockJumpTargetMs
+        if (target === undefined) return
+        const now = yield* Clock.currentTimeMillis
+        if (now >= target) return
+        yield* Effect.sleep(target - now)
+      }
+    })
   }
 
   /** Spark's `prettyIdString`: the name (if any), then `[id = …, runId = …]`. */
@@ -319,7 +343,8 @@ export class MicroBatchExecution implements StreamingQuery {
         id: this.id,
         runId: this.runId,
         exception: this.#error?.message ?? null,
-        errorClassOnException: null
+        // Spark: the error class of the failure's cause, when it has one (a SparkThrowable).
+        errorClassOnException: errorClassOf(this.#error?.cause) ?? null
       }
       for (const l of this.config.listeners()) {
         if (l.onQueryTerminated !== undefined) yield* runCallback(() => l.onQueryTerminated!(event))
@@ -405,7 +430,9 @@ export class MicroBatchExecution implements StreamingQuery {
         this.#committed = end.slice()
         this.#hasCommitted = true
         this.#currentBatchId = n + 1
-        this.#watermarkMs = lastCommit[1].nextBatchWatermarkMs
+        // Spark: the offset log's watermark, then `max` with the commit's (a commit entry without
+        // metadata, as Spark 2.3.1 wrote them, keeps the offset log's).
+        this.#watermarkMs = Math.max(seq.metadata.batchWatermarkMs, lastCommit[1].nextBatchWatermarkMs)
         this.#lateEventsWatermarkMs = seq.metadata.batchWatermarkMs
         this.restoreConf(seq.metadata.conf)
         this.#tracker.restore(this.#watermarkMs)
@@ -418,7 +445,15 @@ export class MicroBatchExecution implements StreamingQuery {
         yield* this.prepareState(n)
         return
       }
-      if ((lastCommit === undefined && n === 0) || (lastCommit !== undefined && lastCommit[0] === n - 1)) {
+      // Spark's `populateStartOffsets`: the latest batch of the offset log re-runs with its own
+      // offsets, timestamp and watermark whenever its commit is missing, whether the commit log
+      // ends one batch before it (the usual crash) or earlier or not at all (logged, as Spark).
+      if (lastCommit === undefined || lastCommit[0] < n) {
+        if (lastCommit !== undefined && lastCommit[0] < n - 1) {
+          yield* Effect.logWarning(
+            `Batch completion log latest batch id is ${lastCommit[0]}, which is not trailing batchid ${n} by one`
+          )
+        } else if (lastCommit === undefined && n > 0) yield* Effect.logInfo("no commit log present")
         if (n > 0) {
           const prev = yield* this.#offsetLog.get(n - 1)
           if (prev === undefined) {
@@ -675,6 +710,17 @@ export class MicroBatchExecution implements StreamingQuery {
   ): Effect.Effect<void, unknown> {
     return Effect.gen({ self: this }, function* () {
       this.#statusMessage = "Processing new data"
+      // Spark's stateful operators look their event-time column up when a batch executes.
+      if (
+        this.#eventTimeConflict !== undefined &&
+        this.config.state.conf.get("spark.sql.streaming.statefulOperator.allowMultiple") !== "false"
+      ) {
+        return yield* new AnalysisError({
+          reason: "InvalidPlan",
+          errorClass: "_LEGACY_ERROR_TEMP_3077",
+          message: this.#eventTimeConflict
+        })
+      }
       const sources = this.config.sources
       const rowsByKey = new Map<string, ReadonlyArray<InternalRow>>()
       const perSource: Array<number> = []
@@ -1064,4 +1110,3 @@ export const streamingSourceKeys = (plan: Plan.LogicalPlan): ReadonlyArray<Plan.
   })
   return [...seen.values()]
 }
-

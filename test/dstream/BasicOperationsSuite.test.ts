@@ -15,6 +15,7 @@ import {
   runBatches,
   sessionLayer,
   tempDir,
+  testInputStream,
   testOperation,
   testOperation2
 } from "./DStreamTestKit.ts"
@@ -593,7 +594,7 @@ describe("BasicOperationsSuite", () => {
     }).pipe(Effect.provide(sessionLayer))
   )
 
-  it.effect("slice", () =>
+  it.effect("slice - of batches remembered after they ran", () =>
     Effect.gen(function* () {
       const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
       const stream = ssc.queueStream([[1], [2], [3], [4]])
@@ -692,6 +693,386 @@ describe("BasicOperationsSuite", () => {
       yield* runBatches(ssc, 1)
       yield* ssc.stop()
       assert.deepStrictEqual(seen, [{ word: "b", n: 2 }])
+    }).pipe(Effect.provide(sessionLayer))
+  )
+  // ---- the remaining cases of Spark's suite, with Spark's names ----
+
+  it.effect("repartition (more partitions)", () =>
+    Effect.gen(function* () {
+      const big = [range(1, 100), range(101, 200), range(201, 300)]
+      const out = yield* testOperation(big, (r: DStream<number>) => r.repartition(5).glom(), 3, { partitions: 2 })
+      assert.strictEqual(out.length, 3)
+      for (let i = 0; i < 3; i++) {
+        // runStreamsWithPartitions: each batch as its partitions.
+        assert.strictEqual(out[i].length, 5)
+        assert.deepStrictEqual(
+          out[i].flat().sort((x, y) => x - y),
+          big[i]
+        )
+      }
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("repartition (fewer partitions)", () =>
+    Effect.gen(function* () {
+      const big = [range(1, 100), range(101, 200), range(201, 300)]
+      const out = yield* testOperation(big, (r: DStream<number>) => r.repartition(2).glom(), 3, { partitions: 5 })
+      assert.strictEqual(out.length, 3)
+      for (let i = 0; i < 3; i++) {
+        assert.strictEqual(out[i].length, 2)
+        assert.deepStrictEqual(
+          out[i].flat().sort((x, y) => x - y),
+          big[i]
+        )
+      }
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("union with input stream return None", () =>
+    Effect.gen(function* () {
+      const inp = [range(1, 4), range(101, 104), range(201, 204), null]
+      const error = yield* Effect.flip(
+        testOperation(inp, (s: DStream<number>) => s.union(s.map((x) => x + 4)), inp.length, { checkpoint: false })
+      )
+      assert.strictEqual(error._tag, "StreamingQueryError")
+      assert.include(error.message, "Error generating jobs for time 4000 ms")
+      assert.include(error.message, "Could not generate RDD from a parent for unifying at time 4000 ms")
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("transform with NULL", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        testOperation([range(1, 4)], (r: DStream<number>) => r.transform(() => null as unknown as RDD<number>), 1, {
+          checkpoint: false
+        })
+      )
+      assert.strictEqual(error._tag, "StreamingQueryError")
+      assert.include(error.message, "Transform function must not return null.")
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("transform with input stream return None", () =>
+    Effect.gen(function* () {
+      const inp = [range(1, 4), range(5, 8), null]
+      const error = yield* Effect.flip(
+        testOperation(inp, (r: DStream<number>) => r.transform((rdd) => rdd.map(String)), inp.length, {
+          checkpoint: false
+        })
+      )
+      assert.strictEqual(error._tag, "StreamingQueryError")
+      assert.include(error.message, "Couldn't generate RDD from parent at time 3000 ms")
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("transformWith with input stream return None", () =>
+    Effect.gen(function* () {
+      const inputData1 = [["a", "b"], ["a", ""], [""], null]
+      const inputData2 = [["a", "b"], ["b", ""], [], null]
+      const error = yield* Effect.flip(
+        testOperation2(inputData1, inputData2, (s1: DStream<string>, s2: DStream<string>) =>
+          s1.transformWith(s2, (rdd1, rdd2) => rdd1.union(rdd2))
+        )
+      )
+      assert.strictEqual(error._tag, "StreamingQueryError")
+      assert.include(error.message, "Couldn't generate RDD from parent at time 4000 ms")
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("StreamingContext.transform with input stream return None", () =>
+    Effect.gen(function* () {
+      const inp = [range(1, 4), range(101, 104), range(201, 204), null]
+      const error = yield* Effect.flip(
+        testOperation(
+          inp,
+          (s: DStream<number>) =>
+            s.context.transform([s, s.map((x) => x + 4), s.map((x) => x + 8)], (rdds) =>
+              rdds.reduce((a: RDD<number>, b: RDD<number>) => a.union(b))
+            ),
+          inp.length,
+          { checkpoint: false }
+        )
+      )
+      assert.strictEqual(error._tag, "StreamingQueryError")
+      assert.include(error.message, "Couldn't generate RDD from parent at time 4000 ms")
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("updateStateByKey - testing time stamps as input", () =>
+    Effect.gen(function* () {
+      // a -> 1000, 3000, 6000, 10000, 15000, 15000
+      // b -> 0, 2000, 5000, 9000, 9000, 9000
+      // c -> 1000, 1000, 3000, 3000, 3000, 3000
+      const out = yield* testOperation(stateInput, (s: DStream<string>) =>
+        s
+          .map((x) => [x, 1] as const)
+          .updateStateByKey(
+            // Update only if we receive values for this key during the batch.
+            (time: number, _key: string, values: Array<number>, state: number | undefined) =>
+              values.length > 0 ? time + (state ?? 0) : (state ?? 0),
+            {
+              numPartitions: 2,
+              rememberPartitioner: false,
+              initialRDD: RDD.parallelize([["a", 0] as const, ["c", 0] as const])
+            }
+          )
+      )
+      assert.deepStrictEqual(
+        asSets(out),
+        asSets([
+          [
+            ["a", 1000],
+            ["c", 0]
+          ],
+          [
+            ["a", 3000],
+            ["b", 2000],
+            ["c", 0]
+          ],
+          [
+            ["a", 6000],
+            ["b", 5000],
+            ["c", 3000]
+          ],
+          [
+            ["a", 10000],
+            ["b", 9000],
+            ["c", 3000]
+          ],
+          [
+            ["a", 15000],
+            ["b", 9000],
+            ["c", 3000]
+          ],
+          [
+            ["a", 15000],
+            ["b", 9000],
+            ["c", 3000]
+          ]
+        ])
+      )
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("updateStateByKey - with initial value RDD", () =>
+    Effect.gen(function* () {
+      const updateFunc = (values: Array<number>, state: number | undefined): number | undefined =>
+        values.reduce((a, b) => a + b, 0) + (state ?? 0)
+      const out = yield* testOperation(stateInput, (s: DStream<string>) =>
+        s
+          .map((x) => [x, 1] as const)
+          .updateStateByKey(
+            function* (iterator: IterableIterator<readonly [string, Array<number>, number | undefined]>) {
+              for (const [k, vs, st] of iterator) {
+                const next = updateFunc(vs, st)
+                if (next !== undefined) yield [k, next] as const
+              }
+            },
+            {
+              numPartitions: 2,
+              rememberPartitioner: true,
+              initialRDD: RDD.parallelize([["a", 1] as const, ["c", 2] as const])
+            }
+          )
+      )
+      assert.deepStrictEqual(
+        asSets(out),
+        asSets([
+          [
+            ["a", 2],
+            ["c", 2]
+          ],
+          [
+            ["a", 3],
+            ["b", 1],
+            ["c", 2]
+          ],
+          [
+            ["a", 4],
+            ["b", 2],
+            ["c", 3]
+          ],
+          [
+            ["a", 5],
+            ["b", 3],
+            ["c", 3]
+          ],
+          [
+            ["a", 6],
+            ["b", 3],
+            ["c", 3]
+          ],
+          [
+            ["a", 6],
+            ["b", 3],
+            ["c", 3]
+          ]
+        ])
+      )
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("updateStateByKey - object lifecycle", () =>
+    Effect.gen(function* () {
+      // Spark's StateObject, mutated in place by the update function.
+      class StateObject {
+        counter = 0
+        expireCounter = 0
+      }
+      const out = yield* testOperation([["a", "b"], null, ["a", "c", "a"], ["c"], null, null], (s: DStream<string>) =>
+        s
+          .map((x) => [x, 1] as const)
+          // updateFunc clears a state when a StateObject is seen without new values twice in a row
+          .updateStateByKey((values: Array<number>, state: StateObject | undefined) => {
+            const stateObj = state ?? new StateObject()
+            const n = values.reduce((a, b) => a + b, 0)
+            if (n === 0) stateObj.expireCounter += 1
+            else {
+              stateObj.counter += n
+              stateObj.expireCounter = 0
+            }
+            return stateObj.expireCounter === 2 ? undefined : stateObj
+          })
+          .mapValues((o) => o.counter)
+      )
+      assert.deepStrictEqual(
+        asSets(out),
+        asSets([
+          [
+            ["a", 1],
+            ["b", 1]
+          ],
+          [
+            ["a", 1],
+            ["b", 1]
+          ],
+          [
+            ["a", 3],
+            ["c", 1]
+          ],
+          [
+            ["a", 3],
+            ["c", 2]
+          ],
+          [["c", 2]],
+          []
+        ])
+      )
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("slice", () =>
+    Effect.gen(function* () {
+      const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
+      const stream = testInputStream(ssc, [[1], [2], [3], [4]], 2)
+      stream.foreachRDD(() => {}) // Dummy output stream
+      // Spark starts the context on its manual clock and slices without running a batch: the
+      // input computes the RDDs of the sliced times on demand.
+      yield* ssc.start()
+      const getInputFromSlice = (fromMillis: number, toMillis: number) =>
+        Effect.map(stream.slice(fromMillis, toMillis), (rdds) => [...new Set(rdds.flatMap((r) => r.collect()))].sort())
+      assert.deepStrictEqual(yield* getInputFromSlice(0, 1000), [1])
+      assert.deepStrictEqual(yield* getInputFromSlice(0, 2000), [1, 2])
+      assert.deepStrictEqual(yield* getInputFromSlice(1000, 2000), [1, 2])
+      assert.deepStrictEqual(yield* getInputFromSlice(2000, 4000), [2, 3, 4])
+      yield* ssc.stop()
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("slice - has not been initialized", () =>
+    Effect.gen(function* () {
+      const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
+      const stream = testInputStream(ssc, [[1], [2], [3], [4]], 2)
+      const thrown = yield* Effect.flip(stream.slice(0, 1000))
+      assert.include(thrown.message, "has not been initialized")
+      yield* ssc.stop()
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  const cleanupTestInput = Array.from({ length: 10 }, (_, x) => [x, x + 1])
+
+  /**
+   * Spark's `runCleanupTest`: runs the cleanup input for 10 batches (the clock ends at 10 s) and
+   * returns the operated stream's node (the output's dependency) with the outputs.
+   */
+  const runCleanupTest = <O>(operation: (s: DStream<number>) => DStream<O>, rememberMs?: number) =>
+    Effect.gen(function* () {
+      const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
+      const dir = tempDir("cleanup")
+      ssc.checkpoint(dir)
+      const operated = operation(testInputStream(ssc, cleanupTestInput, 2))
+      const outputs: Array<Array<O>> = []
+      operated.foreachRDD((rdd) => {
+        outputs.push(rdd.collect())
+      })
+      if (rememberMs !== undefined) ssc.remember(rememberMs)
+      yield* runBatches(ssc, cleanupTestInput.length)
+      const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
+      assert.strictEqual(now, 10_000)
+      yield* ssc.stop()
+      yield* removeDir(dir)
+      return { operatedStream: operated, outputs }
+    })
+
+  it.effect("rdd cleanup - map and window", () =>
+    Effect.gen(function* () {
+      const rememberDuration = 3000
+      const { operatedStream: windowedStream2, outputs } = yield* runCleanupTest(
+        (s) =>
+          s
+            .map((x) => [x % 10, 1] as const)
+            .window("2 seconds", "1 second")
+            .window("4 seconds", "2 seconds"),
+        rememberDuration
+      )
+      assert.strictEqual(outputs.length, cleanupTestInput.length / 2)
+      const windowedStream1 = windowedStream2.dependencies[0]
+      const mappedStream = windowedStream1.dependencies[0]
+      const window2 = windowedStream2.windowDuration as number
+      const window1 = windowedStream1.windowDuration as number
+      assert.deepStrictEqual([window2, window1], [4000, 2000])
+
+      // Checkpoint remember durations
+      assert.strictEqual(windowedStream2.rememberDuration, rememberDuration)
+      assert.strictEqual(windowedStream1.rememberDuration, rememberDuration + window2)
+      assert.strictEqual(mappedStream.rememberDuration, rememberDuration + window2 + window1)
+
+      // WindowedStream2 should remember till 7 seconds: 10, 9, 8, 7
+      // WindowedStream1 should remember till 4 seconds: 10, 9, 8, 7, 6, 5, 4
+      // MappedStream should remember till 2 seconds:    10, 9, 8, 7, 6, 5, 4, 3, 2
+
+      // WindowedStream2
+      assert.isTrue(windowedStream2.generatedRDDs.has(10000))
+      assert.isTrue(windowedStream2.generatedRDDs.has(8000))
+      assert.isFalse(windowedStream2.generatedRDDs.has(6000))
+
+      // WindowedStream1
+      assert.isTrue(windowedStream1.generatedRDDs.has(10000))
+      assert.isTrue(windowedStream1.generatedRDDs.has(4000))
+      assert.isFalse(windowedStream1.generatedRDDs.has(3000))
+
+      // MappedStream
+      assert.isTrue(mappedStream.generatedRDDs.has(10000))
+      assert.isTrue(mappedStream.generatedRDDs.has(2000))
+      assert.isFalse(mappedStream.generatedRDDs.has(1000))
+    }).pipe(Effect.provide(sessionLayer))
+  )
+
+  it.effect("rdd cleanup - updateStateByKey", () =>
+    Effect.gen(function* () {
+      const { operatedStream: stateStream, outputs } = yield* runCleanupTest((s) =>
+        s
+          .map((x) => [x, 1] as const)
+          .updateStateByKey(
+            (values: Array<number>, state: number | undefined) => values.reduce((a, b) => a + b, 0) + (state ?? 0)
+          )
+          .checkpoint("3 seconds")
+      )
+      assert.strictEqual(outputs.length, cleanupTestInput.length)
+      assert.strictEqual(stateStream.checkpointDuration, 3000)
+      assert.strictEqual(stateStream.rememberDuration, (stateStream.checkpointDuration as number) * 2)
+      assert.isTrue(stateStream.generatedRDDs.has(10000))
+      assert.isFalse(stateStream.generatedRDDs.has(4000))
     }).pipe(Effect.provide(sessionLayer))
   )
 })

@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { Deferred, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { type DStream, RDD, StreamingContext } from "../../dstream/mod.ts"
+import { InputNode } from "../../dstream/Node.ts"
 import { Session } from "../../mod.ts"
 
 const TestClockNow = Effect.clockWith((c) => c.currentTimeMillis)
@@ -60,12 +61,45 @@ export const timeIndexed = <I>(
     .queueStream<I>([])
     .transform((_rdd, time) => RDD.parallelize(input[(time - zeroTime) / ssc.batchDuration - 1] ?? [], partitions))
 
-/** The zero time a context started now gets (one batch before the next multiple of the batch). */
-const zeroTimeNow = (batchMs: number) => Effect.map(TestClockNow, (now) => Math.floor(now / batchMs) * batchMs)
+/**
+ * Spark's `TestInputStream` as an input node: the batch at time `t` is
+ * `input[(t - zeroTime) / batch - 1]` split into `partitions` partitions (empty after the end),
+ * and a `null` entry gives no RDD at all — Spark's `None`, for the "input stream return None"
+ * cases.
+ */
+class TestInputNode<T> extends InputNode<T> {
+  readonly name = "TestInputStream"
+  readonly #input: ReadonlyArray<ReadonlyArray<T> | null>
+  readonly #partitions: number
+
+  constructor(
+    core: ConstructorParameters<typeof InputNode>[0],
+    input: ReadonlyArray<ReadonlyArray<T> | null>,
+    partitions: number
+  ) {
+    super(core)
+    this.#input = input
+    this.#partitions = partitions
+  }
+
+  compute(time: number): RDD<T> | undefined {
+    const index = (time - (this.zeroTime ?? 0)) / this.slideMs() - 1
+    const selected = index < this.#input.length ? this.#input[index] : []
+    if (selected === null) return undefined
+    return RDD.parallelize(selected ?? [], this.#partitions)
+  }
+}
+
+/** Spark's `new TestInputStream(ssc, input, numPartitions)`. */
+export const testInputStream = <T>(
+  ssc: StreamingContext,
+  input: ReadonlyArray<ReadonlyArray<T> | null>,
+  partitions = 2
+): DStream<T> => ssc.inputNode((core) => new TestInputNode<T>(core, input, partitions))
 
 /** Spark's `testOperation` with one input stream. */
 export const testOperation = <I, O>(
-  input: ReadonlyArray<ReadonlyArray<I>>,
+  input: ReadonlyArray<ReadonlyArray<I> | null>,
   operation: (s: DStream<I>) => DStream<O>,
   numBatches: number = input.length,
   options: { readonly checkpoint?: boolean; readonly partitions?: number } = {}
@@ -74,35 +108,32 @@ export const testOperation = <I, O>(
     const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
     const dir = tempDir("op")
     if (options.checkpoint !== false) ssc.checkpoint(dir)
-    const stream = timeIndexed(ssc, input, options.partitions ?? 2, yield* zeroTimeNow(ssc.batchDuration))
+    const stream = testInputStream(ssc, input, options.partitions ?? 2)
     const outputs: Array<Array<O>> = []
     operation(stream).foreachRDD((rdd) => {
       outputs.push(rdd.collect())
     })
-    yield* runBatches(ssc, numBatches)
-    yield* ssc.stop()
-    yield* removeDir(dir)
+    // A failed batch fails this effect (Spark's testOperation rethrows it); stop and clean up anyway.
+    yield* runBatches(ssc, numBatches).pipe(Effect.ensuring(Effect.andThen(ssc.stop(), removeDir(dir))))
     return outputs
   })
 
 /** Spark's `testOperation` with two input streams. */
 export const testOperation2 = <I1, I2, O>(
-  input1: ReadonlyArray<ReadonlyArray<I1>>,
-  input2: ReadonlyArray<ReadonlyArray<I2>>,
+  input1: ReadonlyArray<ReadonlyArray<I1> | null>,
+  input2: ReadonlyArray<ReadonlyArray<I2> | null>,
   operation: (a: DStream<I1>, b: DStream<I2>) => DStream<O>,
   numBatches: number = input1.length
 ) =>
   Effect.gen(function* () {
     const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
-    const zero = yield* zeroTimeNow(ssc.batchDuration)
-    const s1 = timeIndexed(ssc, input1, 2, zero)
-    const s2 = timeIndexed(ssc, input2, 2, zero)
+    const s1 = testInputStream(ssc, input1, 2)
+    const s2 = testInputStream(ssc, input2, 2)
     const outputs: Array<Array<O>> = []
     operation(s1, s2).foreachRDD((rdd) => {
       outputs.push(rdd.collect())
     })
-    yield* runBatches(ssc, numBatches)
-    yield* ssc.stop()
+    yield* runBatches(ssc, numBatches).pipe(Effect.ensuring(ssc.stop()))
     return outputs
   })
 

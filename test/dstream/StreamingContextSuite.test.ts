@@ -244,7 +244,7 @@ describe("StreamingContextSuite", () => {
       const error2 = yield* Effect.flip(ssc2.start())
       assert.strictEqual(
         error2.message,
-        "requirement failed: The checkpoint interval for ReducedWindowedDStream has been set to 1500 ms which not a multiple of its slide time (1000 ms). Please set it to a multiple of 1000 ms."
+        "requirement failed: The checkpoint interval for ReducedWindowedDStream has been set to  1500 ms which not a multiple of its slide time (1000 ms). Please set it to a multiple of 1000 ms."
       )
       yield* removeDir(dir)
     }).pipe(Effect.provide(sessionLayer))

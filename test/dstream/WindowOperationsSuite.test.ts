@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type DStream, StreamingContext } from "../../dstream/mod.ts"
-import { asSets, sessionLayer, testOperation } from "./DStreamTestKit.ts"
+import { asSets, sessionLayer, testInputStream, testOperation } from "./DStreamTestKit.ts"
 
 type KV = readonly [string, number]
 
@@ -301,6 +301,20 @@ describe("WindowOperationsSuite", () => {
     ],
     2,
     3
+  )
+
+  it.effect("window - persistence level", () =>
+    Effect.gen(function* () {
+      const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
+      const inputStream = testInputStream(ssc, [[0], [1], [2], [3], [4], [5]], 1)
+      const windowStream1 = inputStream.window("2 seconds")
+      assert.strictEqual(windowStream1.storageLevel, "NONE")
+      assert.strictEqual(inputStream.storageLevel, "MEMORY_ONLY_SER")
+      windowStream1.persist("MEMORY_ONLY")
+      assert.strictEqual(windowStream1.storageLevel, "NONE")
+      assert.strictEqual(inputStream.storageLevel, "MEMORY_ONLY")
+      yield* ssc.stop()
+    }).pipe(Effect.provide(sessionLayer))
   )
 
   testReduceByKeyAndWindow(

@@ -20,6 +20,10 @@
  *    removed, or its timeout changed (`numRowsUpdated`). A timeout not set again in a call is
  *    cleared (Spark's reset rule).
  *
+ * In a micro-batch, anything but a tagged tributary error (such as `GroupStateError`) that the
+ * function or its iterable throws fails the batch as `FlatMapGroupsWithStateUserFuncError`
+ * (Spark's `FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR`, SPARK-49474).
+ *
  * Stored key: the grouping key's fields as every operator's state key (`WatermarkSupport.stateKey`).
  * Stored value (JSON): `[key, groupState | null, timeoutTimestamp]` (the timestamp only with a
  * timeout configured); the key is kept so timed-out keys can be handed back to the function.
@@ -33,7 +37,12 @@ import type { AttributeReference } from "../../../core/Expression.ts"
 import { valueFromJSON, valueToJSON } from "../../../core/functions/Aggregates.ts"
 import { comparator } from "../../../core/Ordering.ts"
 import { type InternalRow, toExternal, toInternal } from "../../../core/Row.ts"
-import { GroupStateError, GroupStateImpl, NO_TIMESTAMP } from "../../api/GroupState.ts"
+import {
+  FlatMapGroupsWithStateUserFuncError,
+  GroupStateError,
+  GroupStateImpl,
+  NO_TIMESTAMP
+} from "../../api/GroupState.ts"
 import type * as P from "../SparkPlan.ts"
 import { commitAndReport, CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
@@ -205,6 +214,29 @@ const callFunction = (
 }
 
 /**
+ * `callFunction` for a micro-batch: whatever the function, its iterable or the conversion of
+ * its output throws is wrapped in `FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR` (Spark's
+ * `withUserFuncExceptionHandling` in `FlatMapGroupsWithStateExec`, SPARK-49474), except a tagged
+ * tributary error such as `GroupStateError` (Spark passes a `SparkThrowable` through).
+ */
+const callUserFunction = (
+  p: P.FlatMapGroupsWithStateExec,
+  c: Codecs,
+  key: unknown,
+  rows: ReadonlyArray<unknown>,
+  state: GroupStateImpl<unknown>,
+  out: Array<InternalRow>
+): void => {
+  try {
+    callFunction(p, c, key, rows, state, out)
+  } catch (e) {
+    if (e instanceof GroupStateError || e instanceof FlatMapGroupsWithStateUserFuncError) throw e
+    if (typeof e === "object" && e !== null && typeof (e as { _tag?: unknown })._tag === "string") throw e
+    throw FlatMapGroupsWithStateUserFuncError.wrap(e)
+  }
+}
+
+/**
  * Runs the operator over a batch input (Spark's `MapGroupsExec`, or `CoGroupExec` with an initial
  * state): every key once, with no stored state, never timed out.
  *
@@ -330,7 +362,7 @@ export const executeFlatMapGroupsWithState = (
             hasTimedOut,
             watermarkPresent
           )
-          callFunction(p, c, stored.key, groupRows, state, out)
+          callUserFunction(p, c, stored.key, groupRows, state, out)
           const timeout = state.getTimeoutTimestampMs()
           if (state.isRemoved && timeout === undefined) {
             store.remove(id)

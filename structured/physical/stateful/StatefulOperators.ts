@@ -22,6 +22,7 @@ import {
   operatorName as groupsWithStateName
 } from "./FlatMapGroupsWithStateExec.ts"
 import { operatorName as TWS_NAME, transformWithStateStores } from "./TransformWithStateExec.ts"
+import { multipleEventTimeColumnsError } from "./WatermarkSupport.ts"
 import {
   joinShouldRunAnotherBatch,
   joinStateStores,
@@ -149,6 +150,29 @@ export const statefulOperators = (plan: P.SparkPlan): ReadonlyArray<StatefulOper
     }
   })
   return out.sort((a, b) => a.operatorId - b.operatorId)
+}
+
+/**
+ * Spark's `WatermarkSupport.findEventTimeColumn(child.output, allowMultipleEventTimeColumns =
+ * false)`, which every stateful operator but the stream-stream join runs when a batch executes
+ * (unless `spark.sql.streaming.statefulOperator.allowMultiple` is false): the first operator
+ * whose input carries more than one distinct event-time column, with Spark's message
+ * (`_LEGACY_ERROR_TEMP_3077`); `undefined` when none does.
+ *
+ * @since 0.1.0
+ */
+export const multipleEventTimeColumns = (ops: ReadonlyArray<StatefulOperatorInfo>): string | undefined => {
+  for (const { node } of ops) {
+    const input =
+      node._tag === "StatefulAggregateExec"
+        ? node.groupingAttributes
+        : node._tag === "StreamingSymmetricHashJoinExec"
+          ? []
+          : node.child.output
+    const error = multipleEventTimeColumnsError(input)
+    if (error !== undefined) return error
+  }
+  return undefined
 }
 
 /**

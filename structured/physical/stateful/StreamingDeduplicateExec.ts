@@ -10,10 +10,12 @@
  * 2. a row whose key is neither in the store nor seen earlier in the batch is output and its key
  *    stored (`numRowsUpdated`); any other row is a duplicate (`customMetrics.numDroppedDuplicateRows`);
  * 3. eviction against this batch's watermark (`numRowsRemoved`): `dropDuplicates` removes keys
- *    whose event time is at or below it, only when the event-time column is one of the keys (the
- *    watermark bounds the state only then); `dropDuplicatesWithinWatermark` stores each key's
- *    expiry (event time + delay) and removes the keys whose expiry is at or below it. A key
- *    stays a duplicate until it is evicted, expired or not, as in Spark.
+ *    whose event time is at or below it, only when a key is an event-time column (the watermark
+ *    bounds the state only then; the first such key, as Spark's `watermarkExpressionForKeys`,
+ *    which after a stream-stream join need not be the input's first event-time column);
+ *    `dropDuplicatesWithinWatermark` stores each key's expiry (event time + delay) and removes
+ *    the keys whose expiry is at or below it. A key stays a duplicate until it is evicted,
+ *    expired or not, as in Spark.
  *
  * @since 0.1.0
  */
@@ -35,10 +37,18 @@ import { atOrBelow, eventTimeOf, findEventTimeColumn, stateKey } from "./Waterma
 export const operatorName = (p: P.StreamingDeduplicateExec): string =>
   p.withinWatermark ? "dedupeWithinWatermark" : "dedupe"
 
-/** The event-time column of the input, and whether it is one of the keys. */
+/**
+ * The event-time column of the input (what late rows are dropped by: Spark's
+ * `watermarkExpressionForDataForLateEvents` over `child.output`), and the first key that is an
+ * event-time column (what eviction compares: Spark's `watermarkExpressionForKeys` over
+ * `keyExpressions`). They differ when the input has several event-time columns (after a
+ * stream-stream join) and the keys hold another one than the first.
+ */
 const eventTimeInfo = (p: P.StreamingDeduplicateExec) => {
   const et = findEventTimeColumn(p.child.output)
-  return { et, inKeys: et !== undefined && p.keys.some((k) => k.exprId === et.exprId) }
+  const byId = new Map(p.child.output.map((a) => [a.exprId, a] as const))
+  const keyEt = findEventTimeColumn(p.keys.map((k) => byId.get(k.exprId) ?? k))
+  return { et, keyEt, inKeys: keyEt !== undefined }
 }
 
 /**
@@ -83,7 +93,7 @@ export const executeStreamingDeduplicate = (
 ): Effect.Effect<ReadonlyArray<InternalRow>, StateStoreError> =>
   Effect.suspend(() => {
     const input = p.child.output
-    const { et, inKeys } = eventTimeInfo(p)
+    const { et, keyEt } = eventTimeInfo(p)
     if (p.withinWatermark && et === undefined) {
       // The unsupported-operation checker refuses this plan (Spark's lookup fails the same way).
       return Effect.die(
@@ -95,6 +105,8 @@ export const executeStreamingDeduplicate = (
     const timeEval = et === undefined ? undefined : compile(et, input, cctx)
     const timeOf = et === undefined ? undefined : eventTimeOf(et.dataType)
     const delayMs = et?.eventTimeDelayMs ?? 0
+    const keyTimeEval = keyEt === undefined ? undefined : compile(keyEt, input, cctx)
+    const keyTimeOf = keyEt === undefined ? undefined : eventTimeOf(keyEt.dataType)
     const keyEvals = p.keys.map((k) => compile(k, input, cctx))
     const toKey = stateKey(p.keys.map((k) => k.dataType))
     const nK = keyEvals.length
@@ -139,8 +151,8 @@ export const executeStreamingDeduplicate = (
                 // Spark reads the event time as a long: a null time counts as 0.
                 const t = timeOf !== undefined && timeEval !== undefined ? timeOf(timeEval(row)) : undefined
                 value = [(t ?? 0) + delayMs]
-              } else if (inKeys && timeOf !== undefined && timeEval !== undefined) {
-                value = [timeOf(timeEval(row)) ?? null]
+              } else if (keyTimeOf !== undefined && keyTimeEval !== undefined) {
+                value = [keyTimeOf(keyTimeEval(row)) ?? null]
               } else {
                 value = [null]
               }
@@ -152,7 +164,7 @@ export const executeStreamingDeduplicate = (
         // 3. Eviction against this batch's watermark.
         let removed = 0
         let removalsMs = 0
-        if (evictWm !== undefined && (p.withinWatermark || inKeys)) {
+        if (evictWm !== undefined && (p.withinWatermark || keyEt !== undefined)) {
           const [, ms] = yield* timed(
             Effect.flatMap(store.scan(), (entries) =>
               decodingState(p.operatorId, () => {

@@ -7,8 +7,10 @@
  * rows) and `<side>-keyWithIndexToValue` ((join key, index) → the row and whether it has ever
  * matched). Per batch:
  *
- * 1. late rows (event time at or below the late-events watermark, on each side's own
- *    event-time column) are dropped and counted (`numRowsDroppedByWatermark`);
+ * 1. rows with a null `=` key part on a side that Spark's optimizer guards with an inferred
+ *    `isnotnull` filter are dropped uncounted; then late rows (event time at or below the
+ *    late-events watermark, on each side's own event-time column) are dropped and counted
+ *    (`numRowsDroppedByWatermark`);
  * 2. the new left rows join with the stored right rows and are stored; then the new right rows
  *    join with the stored left rows, this batch's left rows included (Spark's "tiny asymmetry"
  *    that avoids emitting a new pair twice). A row that fails the condition on its own side
@@ -27,7 +29,9 @@
  * join removes from its outer side while emitting null-padded rows are not counted.
  *
  * A `<=>` key part compares null with null; with `=` a row whose key has a null never matches
- * (it is kept only when an outer join may have to emit it).
+ * (it is kept only when an outer join may have to emit it). Spark's full outer join, whose
+ * inputs no inferred filter guards, looks such rows up by the key's bytes and so pairs null keys
+ * of the two sides; tributary keeps SQL's `=` there (no Spark test covers it).
  *
  * @since 0.1.0
  */
@@ -216,10 +220,7 @@ class SideState {
   }
 
   /** Reads the stored rows of `keys` (two batched reads). */
-  load(
-    keys: ReadonlyArray<string>,
-    incoming: ReadonlyMap<string, number>
-  ): Effect.Effect<void, StateStoreError> {
+  load(keys: ReadonlyArray<string>, incoming: ReadonlyMap<string, number>): Effect.Effect<void, StateStoreError> {
     return Effect.gen({ self: this }, function* () {
       yield* this.counts.load(keys)
       const indexKeys: Array<string> = []
@@ -417,23 +418,40 @@ export const executeStreamingSymmetricHashJoin = (
     const rightOuter = joinType === "right_outer" || joinType === "full_outer"
     const semi = joinType === "left_semi"
 
-    // 1. Late rows, on each side's own event-time column.
+    // 1. Rows with a null `=` key part where Spark's optimizer filters them out before the join,
+    // then late rows, on each side's own event-time column. Spark infers `isnotnull(key)` from
+    // an equi-join key (InferFiltersFromConstraints) for both sides of an inner or left semi join
+    // and for the side a left or right outer join does not preserve (none for a full outer
+    // join): those rows never reach the join, so they are not counted as late either.
     const lateWm = ctx.watermarkForLateEventsMs
     let dropped = 0
-    const notLate = (rows: ReadonlyArray<InternalRow>, input: P.SparkPlan["output"]): ReadonlyArray<InternalRow> => {
-      const et = findEventTimeColumn(input)
-      if (et === undefined || lateWm === undefined) return rows
-      const time = compile(et, input, cctx)
-      const timeOf = eventTimeOf(et.dataType)
+    const admit = (
+      rows: ReadonlyArray<InternalRow>,
+      input: P.SparkPlan["output"],
+      keyOf: KeyOf,
+      preserved: boolean
+    ): { readonly rows: ReadonlyArray<InternalRow>; readonly keys: ReadonlyArray<ReturnType<KeyOf>> } => {
+      const et = lateWm === undefined ? undefined : findEventTimeColumn(input)
+      const time = et === undefined ? undefined : compile(et, input, cctx)
+      const timeOf = et === undefined ? undefined : eventTimeOf(et.dataType)
       const kept: Array<InternalRow> = []
+      const keys: Array<ReturnType<KeyOf>> = []
       for (const r of rows) {
-        if (atOrBelow(timeOf(time(r)), lateWm)) dropped++
-        else kept.push(r)
+        const k = keyOf(r)
+        if (!k.matchable && !preserved) continue
+        if (time !== undefined && timeOf !== undefined && atOrBelow(timeOf(time(r)), lateWm as number)) {
+          dropped++
+          continue
+        }
+        kept.push(r)
+        keys.push(k)
       }
-      return kept
+      return { rows: kept, keys }
     }
-    const leftRows = notLate(leftInput, leftOut)
-    const rightRows = notLate(rightInput, rightOut)
+    const leftAdmitted = admit(leftInput, leftOut, leftKeyOf, leftOuter)
+    const rightAdmitted = admit(rightInput, rightOut, rightKeyOf, rightOuter)
+    const leftRows = leftAdmitted.rows
+    const rightRows = rightAdmitted.rows
 
     // The state watermark predicates for this batch's eviction watermark.
     const evictWm = ctx.watermarkForEvictionMs
@@ -463,8 +481,8 @@ export const executeStreamingSymmetricHashJoin = (
     const leftEvict = evictor(predicates.left, p.leftKeys, leftOut)
     const rightEvict = evictor(predicates.right, p.rightKeys, rightOut)
 
-    const leftKeys = leftRows.map(leftKeyOf)
-    const rightKeys = rightRows.map(rightKeyOf)
+    const leftKeys = leftAdmitted.keys
+    const rightKeys = rightAdmitted.keys
     const perKey = (ks: ReadonlyArray<{ readonly key: string }>): Map<string, number> => {
       const m = new Map<string, number>()
       for (const k of ks) m.set(k.key, (m.get(k.key) ?? 0) + 1)

@@ -25,6 +25,23 @@ export const findEventTimeColumn = (attrs: ReadonlyArray<AttributeReference>): A
   attrs.find((a) => a.eventTimeDelayMs !== undefined)
 
 /**
+ * Spark's check in `WatermarkSupport.findEventTimeColumn(attrs, allowMultipleEventTimeColumns =
+ * false)` (the default, `spark.sql.streaming.statefulOperator.allowMultiple` = true): a stateful
+ * operator's input must carry at most one distinct event-time attribute (the same `exprId`
+ * repeated by a projection is fine). Returns Spark's `_LEGACY_ERROR_TEMP_3077` message when there
+ * are several, `undefined` otherwise; in Spark's compatibility mode the caller skips the check
+ * and the first column wins.
+ *
+ * @since 0.1.0
+ */
+export const multipleEventTimeColumnsError = (attrs: ReadonlyArray<AttributeReference>): string | undefined => {
+  const cols = attrs.filter((a) => a.eventTimeDelayMs !== undefined)
+  if (new Set(cols.map((a) => a.exprId)).size <= 1) return undefined
+  const names = cols.map((a) => `${a.name}#${a.exprId}`).join(",")
+  return `More than one event time columns are available. Please ensure there is at most one event time column per stream. event time columns: (${names})`
+}
+
+/**
  * The time a watermark is compared with, for an event-time value of type `t`: the `end` of a
  * window struct, the value itself otherwise; `undefined` for null.
  *

@@ -6,6 +6,7 @@
 import { Duration } from "effect"
 import { describe, expect, it } from "vitest"
 import {
+  FlatMapGroupsWithStateUserFuncError,
   GroupStateError,
   GroupStateImpl,
   type GroupStateTimeout,
@@ -25,7 +26,9 @@ const caught = (f: () => unknown): GroupStateError => {
 
 const timeoutOf = (s: GroupStateImpl<unknown>): number => s.getTimeoutTimestampMs() ?? NO_TIMESTAMP
 
+/** Spark's `testTimeoutDurationNotAllowed`: each call fails and leaves the timeout as it was. */
 const durationNotAllowed = (s: GroupStateImpl<unknown>) => {
+  const prevTimestamp = s.getTimeoutTimestampMs()
   for (const f of [() => s.setTimeoutDuration(1000), () => s.setTimeoutDuration("2 second")]) {
     const e = caught(f)
     expect(e.reason).toBe("UnsupportedOperation")
@@ -33,24 +36,54 @@ const durationNotAllowed = (s: GroupStateImpl<unknown>) => {
     expect(e.message).toBe(
       "Cannot set timeout duration without enabling processing time timeout in [map|flatMap]GroupsWithState"
     )
+    expect(s.getTimeoutTimestampMs()).toBe(prevTimestamp)
   }
 }
 
+/** Spark's `testTimeoutTimestampNotAllowed`: each call fails and leaves the timeout as it was. */
 const timestampNotAllowed = (s: GroupStateImpl<unknown>) => {
+  const prevTimestamp = s.getTimeoutTimestampMs()
   for (const f of [
-    () => s.setTimeoutTimestamp(1000),
-    () => s.setTimeoutTimestamp(new Date(1000)),
-    () => s.setTimeoutTimestamp(1000, "2 second"),
-    () => s.setTimeoutTimestamp(new Date(1000), "2 second")
+    () => s.setTimeoutTimestamp(2000),
+    () => s.setTimeoutTimestamp(2000, "1 second"),
+    () => s.setTimeoutTimestamp(new Date(2000)),
+    () => s.setTimeoutTimestamp(new Date(2000), "1 second")
   ]) {
     const e = caught(f)
     expect(e.reason).toBe("UnsupportedOperation")
     expect(e.errorClass).toBe("_LEGACY_ERROR_TEMP_2205")
+    expect(s.getTimeoutTimestampMs()).toBe(prevTimestamp)
   }
 }
 
 describe("GroupState", () => {
-  it("get, exists, update, remove", () => {
+  it("SPARK-35800: ensure TestGroupState creates instances the same as prod", () => {
+    const testState = TestGroupState.create<number>(5, "EventTimeTimeout", 1, 1, false)
+    const prodState = GroupStateImpl.createForStreaming<number>(5, 1, 1, "EventTimeTimeout", false, true)
+    expect(testState).toBeInstanceOf(GroupStateImpl)
+
+    expect(testState.isRemoved).toBe(prodState.isRemoved)
+    expect(testState.isUpdated).toBe(prodState.isUpdated)
+    expect(testState.exists).toBe(prodState.exists)
+    expect(testState.get()).toBe(prodState.get())
+    expect(testState.getTimeoutTimestampMs()).toBe(prodState.getTimeoutTimestampMs())
+    expect(testState.hasTimedOut).toBe(prodState.hasTimedOut)
+    expect(testState.getCurrentProcessingTimeMs()).toBe(prodState.getCurrentProcessingTimeMs())
+    expect(testState.getCurrentWatermarkMs()).toBe(prodState.getCurrentWatermarkMs())
+
+    testState.update(6)
+    prodState.update(6)
+    expect(testState.isUpdated).toBe(prodState.isUpdated)
+    expect(testState.exists).toBe(prodState.exists)
+    expect(testState.get()).toBe(prodState.get())
+
+    testState.remove()
+    prodState.remove()
+    expect(testState.exists).toBe(prodState.exists)
+    expect(testState.isRemoved).toBe(prodState.isRemoved)
+  })
+
+  it("GroupState - get, exists, update, remove", () => {
     const check = (
       state: GroupStateImpl<string>,
       expected: string | undefined,
@@ -92,7 +125,7 @@ describe("GroupState", () => {
     }
   })
 
-  it("setTimeout with NoTimeout is not allowed (streaming and batch)", () => {
+  it("GroupState - setTimeout - with NoTimeout", () => {
     for (const init of [undefined, 5]) {
       const states = [
         GroupStateImpl.createForStreaming<unknown>(init, 1000, 1000, "NoTimeout", false, false),
@@ -105,7 +138,7 @@ describe("GroupState", () => {
     }
   })
 
-  it("setTimeout with ProcessingTimeTimeout", () => {
+  it("GroupState - setTimeout - with ProcessingTimeTimeout", () => {
     let state = GroupStateImpl.createForStreaming<unknown>(undefined, 1000, 1000, "ProcessingTimeTimeout", false, false)
     expect(state.getTimeoutTimestampMs()).toBeUndefined()
     state.setTimeoutDuration("-1 month 31 days 1 second")
@@ -144,7 +177,7 @@ describe("GroupState", () => {
     timestampNotAllowed(state)
   })
 
-  it("setTimeout with EventTimeTimeout", () => {
+  it("GroupState - setTimeout - with EventTimeTimeout", () => {
     let state = GroupStateImpl.createForStreaming<unknown>(undefined, 1000, 1000, "EventTimeTimeout", false, true)
     expect(state.getTimeoutTimestampMs()).toBeUndefined()
     durationNotAllowed(state)
@@ -183,7 +216,7 @@ describe("GroupState", () => {
     durationNotAllowed(state)
   })
 
-  it("illegal params to setTimeout", () => {
+  it("GroupState - illegal params to setTimeout", () => {
     const illegal = (state: GroupStateImpl<unknown>, f: () => void, message?: string) => {
       const e = caught(f)
       expect(e.reason).toBe("IllegalArgument")
@@ -198,15 +231,24 @@ describe("GroupState", () => {
     illegal(state, () => state.setTimeoutDuration("1 month -31 day"), "Timeout duration must be positive")
     illegal(state, () => state.setTimeoutDuration("ten seconds"))
 
-    state = GroupStateImpl.createForStreaming<unknown>(5, 1000, 1000, "EventTimeTimeout", false, false)
+    state = TestGroupState.create<unknown>(5, "EventTimeTimeout", 1000, 1000, false)
     illegal(state, () => state.setTimeoutTimestamp(-10000), "Timeout timestamp must be positive")
-    illegal(state, () => state.setTimeoutTimestamp(10000, "-3 second"))
-    illegal(state, () => state.setTimeoutTimestamp(10000, "-1 month"))
-    illegal(state, () => state.setTimeoutTimestamp(10000, "1 month -32 day"))
-    illegal(state, () => state.setTimeoutTimestamp(new Date(-10000)))
+    illegal(state, () => state.setTimeoutTimestamp(10000, "-3 second"), "Provided duration (-3 second) is negative")
+    illegal(state, () => state.setTimeoutTimestamp(10000, "-1 month"), "Provided duration (-1 month) is negative")
+    illegal(
+      state,
+      () => state.setTimeoutTimestamp(10000, "1 month -32 day"),
+      "Provided duration (1 month -32 day) is negative"
+    )
+    illegal(state, () => state.setTimeoutTimestamp(new Date(-10000)), "Timeout timestamp must be positive")
     illegal(state, () => state.setTimeoutTimestamp(new Date(-10000), "-3 second"))
     illegal(state, () => state.setTimeoutTimestamp(new Date(-10000), "-1 month"))
     illegal(state, () => state.setTimeoutTimestamp(new Date(-10000), "1 month -32 day"))
+
+    // Spark's setTimeoutDuration(String) parses the interval before it checks the timeout kind
+    // (GroupStateImpl.setTimeoutDuration(duration: String) = setTimeoutDuration(parseDuration(duration)))
+    state = TestGroupState.create<unknown>(5, "NoTimeout", 1000, undefined, false)
+    illegal(state, () => state.setTimeoutDuration("-2 second"), "Provided duration (-2 second) is negative")
 
     // below the watermark (FlatMapGroupsWithStateSuite: "timeout timestamp updated to before watermark")
     state = GroupStateImpl.createForStreaming<unknown>(5, 1000, 1000, "EventTimeTimeout", false, true)
@@ -219,19 +261,40 @@ describe("GroupState", () => {
     expect(timeoutOf(state)).toBe(1000)
   })
 
-  it("illegal params to create", () => {
-    expect(caught(() => TestGroupState.create<number>(5, "EventTimeTimeout", 100, -1000, false)).message).toContain(
-      "eventTimeWatermarkMs must be 0 or positive if present"
-    )
-    expect(caught(() => TestGroupState.create<number>(5, "EventTimeTimeout", -100, 1000, false)).message).toContain(
-      "batchProcessingTimeMs must be 0 or positive"
-    )
-    const e = caught(() => TestGroupState.create<number>(5, "NoTimeout", 100, undefined, true))
-    expect(e.errorClass).toBe("MISSING_TIMEOUT_CONFIGURATION")
-    expect(e.reason).toBe("UnsupportedOperation")
+  it("SPARK-35800: illegal params to create", () => {
+    // eventTimeWatermarkMs >= 0 if present
+    for (const f of [
+      () => TestGroupState.create<number>(5, "EventTimeTimeout", 100, -1000, false),
+      () => GroupStateImpl.createForStreaming<number>(5, 100, -1000, "EventTimeTimeout", false, true)
+    ]) {
+      const e = caught(f)
+      expect(e.reason).toBe("IllegalArgument")
+      expect(e.message).toContain("eventTimeWatermarkMs must be 0 or positive if present")
+    }
+    // batchProcessingTimeMs must be positive
+    for (const f of [
+      () => TestGroupState.create<number>(5, "EventTimeTimeout", -100, 1000, false),
+      () => GroupStateImpl.createForStreaming<number>(5, -100, 1000, "EventTimeTimeout", false, true)
+    ]) {
+      const e = caught(f)
+      expect(e.reason).toBe("IllegalArgument")
+      expect(e.message).toContain("batchProcessingTimeMs must be 0 or positive")
+    }
+    // hasTimedOut cannot be true if there's no timeout configured
+    for (const f of [
+      () => TestGroupState.create<number>(5, "NoTimeout", 100, undefined, true),
+      () => GroupStateImpl.createForStreaming<number>(5, 100, NO_TIMESTAMP, "NoTimeout", true, false)
+    ]) {
+      const e = caught(f)
+      expect(e.errorClass).toBe("MISSING_TIMEOUT_CONFIGURATION")
+      expect(e.reason).toBe("UnsupportedOperation")
+      expect(e.message).toBe(
+        "[MISSING_TIMEOUT_CONFIGURATION] The operation has timed out, but no timeout duration is configured. To set a processing time-based timeout, use 'GroupState.setTimeoutDuration()' in your 'mapGroupsWithState' or 'flatMapGroupsWithState' operation. For event-time based timeout, use 'GroupState.setTimeoutTimestamp()' and define a watermark using 'Dataset.withWatermark()'."
+      )
+    }
   })
 
-  it("hasTimedOut", () => {
+  it("GroupState - hasTimedOut", () => {
     const kinds: ReadonlyArray<GroupStateTimeout> = ["NoTimeout", "ProcessingTimeTimeout", "EventTimeTimeout"]
     for (const timeout of kinds) {
       for (const init of [undefined, 5]) {
@@ -244,7 +307,7 @@ describe("GroupState", () => {
     }
   })
 
-  it("getCurrentWatermarkMs", () => {
+  it("GroupState - getCurrentWatermarkMs", () => {
     const kinds: ReadonlyArray<GroupStateTimeout> = ["NoTimeout", "ProcessingTimeTimeout", "EventTimeTimeout"]
     for (const timeout of kinds) {
       const e = caught(() => TestGroupState.create<number>(undefined, timeout, 1000, undefined, false).getCurrentWatermarkMs())
@@ -253,14 +316,16 @@ describe("GroupState", () => {
       expect(TestGroupState.create<number>(undefined, timeout, 1000, 0, false).getCurrentWatermarkMs()).toBe(0)
       expect(TestGroupState.create<number>(undefined, timeout, 1000, 1000, false).getCurrentWatermarkMs()).toBe(1000)
       expect(TestGroupState.create<number>(undefined, timeout, 1000, 2000, false).getCurrentWatermarkMs()).toBe(2000)
-      expect(caught(() => GroupStateImpl.createForBatch(timeout, false, 1000).getCurrentWatermarkMs()).reason).toBe(
-        "UnsupportedOperation"
-      )
+      expect(GroupStateImpl.createForBatch("EventTimeTimeout", true, 1000).getCurrentWatermarkMs()).toBe(-1)
+      // batch queries
+      const b = caught(() => GroupStateImpl.createForBatch(timeout, false, 1000).getCurrentWatermarkMs())
+      expect(b.reason).toBe("UnsupportedOperation")
+      expect(b.errorClass).toBe("_LEGACY_ERROR_TEMP_2204")
       expect(GroupStateImpl.createForBatch(timeout, true, 1000).getCurrentWatermarkMs()).toBe(-1)
     }
   })
 
-  it("getCurrentProcessingTimeMs", () => {
+  it("GroupState - getCurrentProcessingTimeMs", () => {
     const kinds: ReadonlyArray<GroupStateTimeout> = ["NoTimeout", "ProcessingTimeTimeout", "EventTimeTimeout"]
     for (const timeout of kinds) {
       for (const watermark of [undefined, 1000]) {
@@ -272,7 +337,7 @@ describe("GroupState", () => {
     }
   })
 
-  it("primitive type", () => {
+  it("GroupState - primitive type", () => {
     let state = GroupStateImpl.createForStreaming<number>(undefined, 1000, 1000, "NoTimeout", false, false)
     expect(caught(() => state.get()).reason).toBe("NoSuchElement")
     expect(state.getOption()).toBeUndefined()
@@ -283,5 +348,22 @@ describe("GroupState", () => {
     expect(state.exists).toBe(true)
     state.remove()
     expect(caught(() => state.get()).reason).toBe("NoSuchElement")
+  })
+
+  // [SPARK-49474]: FlatMapGroupsWithStateUserFuncException's message, reason = the cause's
+  // message or "" (Option(cause.getMessage).getOrElse(""))
+  it("FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR wraps what the user function threw", () => {
+    const boom = new TypeError("boom")
+    const e = FlatMapGroupsWithStateUserFuncError.wrap(boom)
+    expect(e._tag).toBe("FlatMapGroupsWithStateUserFuncError")
+    expect(e.errorClass).toBe("FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR")
+    expect(e.cause).toBe(boom)
+    expect(e.message).toBe(
+      "[FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR] An error occurred in the user provided function in flatMapGroupsWithState. Reason: boom"
+    )
+    expect(FlatMapGroupsWithStateUserFuncError.wrap(undefined).message).toBe(
+      "[FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR] An error occurred in the user provided function in flatMapGroupsWithState. Reason: "
+    )
+    expect(FlatMapGroupsWithStateUserFuncError.wrap("text").message.endsWith("Reason: text")).toBe(true)
   })
 })

@@ -175,6 +175,37 @@ describe("StreamingQueryListener", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
+  it.effect("QueryTerminatedEvent.errorClassOnException is the error class of the failure's cause", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const collector = new EventCollector()
+      yield* spark.streams.addListener(collector)
+      // A user function failing inside flatMapGroupsWithState: Spark's
+      // FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR (SPARK-49474); a failure without an error
+      // class (a plain Error in map) gives null.
+      const keyed = yield* MemoryStream.make(Value)
+      const failing = keyed
+        .toDF()
+        .groupByKey((r) => r.value, Schema.Int)
+        .flatMapGroupsWithState(
+          { outputMode: "update", stateSchema: Schema.Int, outputSchema: Value },
+          (): Iterable<{ value: number }> => {
+            throw new Error("boom")
+          }
+        )
+      yield* testStream(failing, "update", [AddData(keyed, { value: 1 }), ExpectFailure()])
+      assert.strictEqual(collector.terminationEvent?.errorClassOnException, "FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR")
+      assert.include(collector.terminationEvent?.exception ?? "", "boom")
+      collector.reset()
+      const plain = yield* MemoryStream.make(Value)
+      yield* testStream(tenDividedBy(plain), "append", [AddData(plain, { value: 0 }), ExpectFailure()])
+      assert.isNull(collector.terminationEvent?.errorClassOnException)
+      assert.include(collector.terminationEvent?.exception ?? "", "/ by zero")
+      assert.deepStrictEqual(collector.errors, [])
+      yield* spark.streams.removeListener(collector)
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
   it.effect("adding and removing listener", () =>
     Effect.gen(function* () {
       const spark = yield* Session

@@ -420,20 +420,52 @@ describe("a corrupt or incomplete checkpoint", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
-  it.effect("a gap between the commit log and the offset log", () =>
-    Effect.gen(function* () {
-      const { error } = yield* failOn((dir) =>
-        Effect.gen(function* () {
-          // offsets 0, 1 and a forged 2; commits only up to 0
-          yield* write(join(dir, "offsets", "2"), `v1\n{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":${CONF}}\n1`)
-          yield* removeDir(join(dir, "commits", "1"))
-        })
-      )
-      const cause = error.cause
-      assert.instanceOf(cause, CheckpointError)
-      if (cause instanceof CheckpointError) assert.strictEqual(cause.reason, "LogGap")
-    }).pipe(Effect.provide(Session.layer()))
-  )
+  // Spark's MicroBatchExecution.populateStartOffsets: when the commit log ends more than one
+  // batch before the offset log, or is gone, the latest offsets entry re-runs (with a warning),
+  // from the offsets of the entry before it.
+  for (const [what, mangle] of [
+    [
+      "ends two batches before the offset log",
+      (dir: string) => Effect.andThen(removeDir(join(dir, "commits", "2")), removeDir(join(dir, "commits", "1")))
+    ],
+    ["is gone", (dir: string) => removeDir(join(dir, "commits"))]
+  ] as const) {
+    it.effect(`the commit log ${what}: the latest batch re-runs from the offsets before it`, () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir("gap")
+        const input = yield* MemoryStream.make(Value)
+        const seen: Array<readonly [number, ReadonlyArray<number>]> = []
+        const start = () =>
+          input
+            .toDF()
+            .writeStream.foreachBatch((df, batchId) =>
+              Effect.map(df.collect(), (rows) => {
+                seen.push([batchId, rows.map((r) => r.value)])
+              })
+            )
+            .option("checkpointLocation", dir)
+            .start()
+        const q1 = yield* start()
+        for (const x of [1, 2, 3]) {
+          yield* input.addData(v(x))
+          yield* q1.processAllAvailable()
+        }
+        yield* q1.stop()
+        yield* mangle(dir)
+        seen.length = 0
+        const q2 = yield* start()
+        yield* q2.processAllAvailable()
+        yield* input.addData(v(4))
+        yield* q2.processAllAvailable()
+        yield* q2.stop()
+        yield* removeDir(dir)
+        assert.deepStrictEqual(seen, [
+          [2, [3]],
+          [3, [4]]
+        ])
+      }).pipe(Effect.provide(Session.layer()))
+    )
+  }
 
   it.effect("the previous offsets entry is missing for a batch to re-run", () =>
     Effect.gen(function* () {

@@ -134,10 +134,11 @@ describe("ContinuousExecution: memory source to memory sink", () => {
       yield* input.addData([{ value: 1 }, { value: 2 }, { value: 3 }])
       yield* q1.processAllAvailable()
       const c1 = yield* continuousOf(q1).lastCommittedEpoch()
-      const offsets = yield* listDir(path.join(dir, "offsets"))
+      // The query keeps running: list the commits first, so every one listed has its offsets.
       const commits = yield* listDir(path.join(dir, "commits"))
-      assert.deepStrictEqual(commits, offsets)
-      assert.strictEqual(commits[commits.length - 1], c1)
+      const offsets = yield* listDir(path.join(dir, "offsets"))
+      for (const c of commits) assert.include(offsets, c)
+      assert.include(commits, c1)
       const entry = (yield* readFile(path.join(dir, "offsets", String(c1)))).split("\n")
       assert.strictEqual(entry[0], "v1")
       // ContinuousMemoryStream deals rows to 2 partitions: 1, 3 to partition 0 and 2 to partition 1

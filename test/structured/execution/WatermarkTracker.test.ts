@@ -55,4 +55,24 @@ describe("duration strings", () => {
     expect(parseDurationMs("interval 1 hour 30 minutes")).toBe(5_400_000)
     expect(parseDurationMs("10 parsecs")).toBeUndefined()
   })
+
+  it("read Spark's ANSI interval literals with a qualifier (SPARK-35815)", async () => {
+    const { parseDurationMs, parseInterval } = await import("../../../core/Durations.ts")
+    const DAY = 86_400_000
+    expect(parseDurationMs("interval '1 2:3:4' day to second")).toBe(DAY + 7_384_000)
+    expect(parseDurationMs("\tinterval '1-2' year to month")).toBe(14 * 31 * DAY)
+    expect(parseDurationMs("INTERVAL '3 4' DAY TO HOUR")).toBe(3 * DAY + 4 * 3_600_000)
+    expect(parseDurationMs("interval '1 2:30' day to minute")).toBe(DAY + 9_000_000)
+    expect(parseDurationMs("interval '2:30' hour to minute")).toBe(9_000_000)
+    expect(parseDurationMs("interval '1:2:3.5' hour to second")).toBe(3_723_500)
+    expect(parseDurationMs("interval '2:03.25' minute to second")).toBe(123_250)
+    expect(parseInterval("interval '-1-2' year to month")).toEqual({ months: -14, days: 0, micros: 0 })
+    // The value must match the qualifier's pattern, and fields below the first are bounded.
+    expect(parseDurationMs("interval '1 2:3:4' day to hour")).toBeUndefined()
+    expect(parseDurationMs("interval '1 2' year to month")).toBeUndefined()
+    expect(parseDurationMs("interval '1-12' year to month")).toBeUndefined()
+    expect(parseDurationMs("interval '1 24' day to hour")).toBeUndefined()
+    expect(parseDurationMs("interval '1 2:60' day to minute")).toBeUndefined()
+    expect(parseDurationMs("interval '1 2' second to day")).toBeUndefined()
+  })
 })

@@ -388,7 +388,8 @@ describe("FlatMapGroupsWithStateSuite", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
-  it.effect("mapGroupsWithState - batch (timeouts allowed, primitive state)", () =>
+  // timeouts allowed (SPARK-20792), primitive state, processing time readable
+  it.effect("mapGroupsWithState - batch", () =>
     Effect.gen(function* () {
       const spark = yield* Session
       const rows = yield* spark
@@ -446,7 +447,8 @@ describe("FlatMapGroupsWithStateSuite", () => {
         CheckNewAnswer({ key: "a", count: 2 }),
         setFailInTask(true),
         AddData(input, "a"),
-        ExpectFailure(undefined, "expected failure"), // the batch fails and does not count
+        // task should fail but should not increment count
+        ExpectFailure("FlatMapGroupsWithStateUserFuncError", "expected failure"),
         setFailInTask(false),
         StartStream(),
         CheckNewAnswer({ key: "a", count: 3 }) // the re-run batch counts once
@@ -455,6 +457,8 @@ describe("FlatMapGroupsWithStateSuite", () => {
   )
 
   for (const timeout of ["NoTimeout", "ProcessingTimeTimeout"] as const) {
+    // As in Spark, the query uses ProcessingTimeTimeout whatever `timeout` names (Spark's
+    // testWithTimeout(timeoutConf) only puts it in the test name).
     it.effect(`SPARK-20714: watermark does not fail query when timeout = ${timeout}`, () =>
       Effect.gen(function* () {
         const input = yield* MemoryStream.make(Pair)
@@ -464,7 +468,12 @@ describe("FlatMapGroupsWithStateSuite", () => {
           .withWatermark("timestamp", "10 seconds")
           .groupByKey((r) => r.key as string, Schema.String)
           .flatMapGroupsWithState(
-            { outputMode: "update", timeout, stateSchema: RunningCount, outputSchema: KeyCount },
+            {
+              outputMode: "update",
+              timeout: GroupStateTimeout.ProcessingTimeTimeout,
+              stateSchema: RunningCount,
+              outputSchema: KeyCount
+            },
             (key, values, state) => {
               if (state.hasTimedOut) {
                 state.remove()
@@ -472,16 +481,15 @@ describe("FlatMapGroupsWithStateSuite", () => {
               }
               const count = (state.getOption()?.count ?? 0) + values.length
               state.update({ count })
-              if (timeout === "ProcessingTimeTimeout") state.setTimeoutDuration("10 seconds")
+              state.setTimeoutDuration("10 seconds")
               return [kc(key, String(count))]
             }
           )
         yield* testStream(result, "update", [
           StartStream({ trigger: everySecond }),
           AddData(input, { _1: "a", _2: 1 }),
-          AddData(input, { _1: "b", _2: 2 }),
-          ...tick(1),
-          CheckNewAnswer(kc("a", "1"), kc("b", "1"))
+          AdvanceClock("1 second"),
+          CheckNewAnswer(kc("a", "1"))
         ])
       }).pipe(Effect.provide(Session.layer()))
     )
@@ -632,6 +640,190 @@ describe("FlatMapGroupsWithStateSuite", () => {
       ])
     }).pipe(Effect.provide(Session.layer()))
   )
+
+  // DEVIATION (engine/test harness, not this operator): Spark's StreamManualClock jumps, so
+  // `AdvanceManualClock(12 * 1000)` from 23 s wakes the ProcessingTimeExecutor ONCE and the batch
+  // runs at 35 s (its timestamp is the clock after the jump; Spark waits for
+  // lastProgress.timestamp == 1970-01-01T00:00:35.000Z). tributary's AdvanceClock is Effect's
+  // TestClock.adjust, which wakes the trigger loop at every intermediate trigger time
+  // (core/Scheduler.ts runTrigger's sleep), so "c" times out in a batch at 34 s and the last
+  // progress is at 34 s; likewise the 10 s jump runs "b" at 3 s (timeout 13 s) instead of 12 s.
+  // The answers and the summed state metrics agree; batch timestamps do not.
+  it.effect("flatMapGroupsWithState - streaming with processing time timeout (Spark's clock jumps)", () =>
+    Effect.gen(function* () {
+      const assertNumStateRows = triggeredStateMetrics()
+      const input = yield* MemoryStream.make(Schema.String)
+      const result = input
+        .toDF()
+        .groupByKey((r) => r.value, Schema.String)
+        .flatMapGroupsWithState(
+          { outputMode: "update", timeout: GroupStateTimeout.ProcessingTimeTimeout, stateSchema: RunningCount, outputSchema: KeyCount },
+          (key, values, state) => {
+            if (state.hasTimedOut) {
+              state.remove()
+              return [kc(key, "-1")]
+            }
+            const count = (state.getOption()?.count ?? 0) + values.length
+            state.update({ count })
+            state.setTimeoutDuration("10 seconds")
+            return [kc(key, String(count))]
+          }
+        )
+      yield* testStream(result, "update", [
+        StartStream({ trigger: everySecond }),
+        AddData(input, "a"),
+        AdvanceClock("1 second"),
+        CheckNewAnswer(kc("a", "1")),
+        assertNumStateRows({ total: 1, updated: 1, removed: 0 }),
+        AddData(input, "b"),
+        AdvanceClock("1 second"),
+        CheckNewAnswer(kc("b", "1")),
+        assertNumStateRows({ total: 2, updated: 1, removed: 0 }),
+        AddData(input, "b"),
+        AdvanceClock("10 seconds"),
+        CheckNewAnswer(kc("a", "-1"), kc("b", "2")),
+        assertNumStateRows({ total: 1, updated: 1, removed: 1 }),
+        StopStream,
+        StartStream({ trigger: everySecond }),
+        AddData(input, "c"),
+        AdvanceClock("11 seconds"),
+        CheckNewAnswer(kc("b", "-1"), kc("c", "1")),
+        assertNumStateRows({ total: 1, updated: 1, removed: 1 }),
+        AdvanceClock("12 seconds"),
+        AssertOnQuery(() => Effect.map(Clock.currentTimeMillis, (t) => t === 35_000), "clock at 35 s"),
+        AssertOnQuery(
+          (q) =>
+            Effect.flatMap(awaitQuiescent(q), () =>
+              Effect.map(q.lastProgress(), (p) => p?.timestamp === "1970-01-01T00:00:35.000Z")
+            ),
+          "last progress at 35 s"
+        ),
+        CheckNewAnswer(kc("c", "-1")),
+        assertNumStateRows({ total: 0, updated: 0, removed: 1 })
+      ])
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  it.effect("[SPARK-49474] flatMapGroupsWithState - user NPE is classified", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.String)
+      const result = input
+        .toDF()
+        .groupByKey((r) => r.value, Schema.String)
+        .flatMapGroupsWithState(
+          { outputMode: "update", stateSchema: RunningCount, outputSchema: Schema.Int },
+          (): Iterable<number> => {
+            // JavaScript's NullPointerException: reading a property of null
+            const nothing = null as unknown as { readonly count: number }
+            return [nothing.count]
+          }
+        )
+      yield* testStream(result, "update", [
+        AddData(input, "a"),
+        ExpectFailure(
+          "FlatMapGroupsWithStateUserFuncError",
+          "[FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR] An error occurred in the user provided function in flatMapGroupsWithState. Reason: Cannot read properties of null"
+        )
+      ])
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  it.effect("[SPARK-49474] flatMapGroupsWithState - NPE from user iterator is classified", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.String)
+      const result = input
+        .toDF()
+        .groupByKey((r) => r.value, Schema.String)
+        .flatMapGroupsWithState(
+          { outputMode: "update", stateSchema: RunningCount, outputSchema: Schema.Int },
+          // returns null where an iterable is expected: iterating it fails
+          () => null as unknown as Iterable<number>
+        )
+      yield* testStream(result, "update", [
+        AddData(input, "a"),
+        ExpectFailure("FlatMapGroupsWithStateUserFuncError", "[FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR]")
+      ])
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  it.effect("SPARK-35896: metrics in StateOperatorProgress are output correctly", () =>
+    Effect.gen(function* () {
+      const { assertNumStateRows, assertStateOperatorProgressMetric } = stateMetrics()
+      const input = yield* MemoryStream.make(Pair)
+      yield* testStream(eventTimeQuery(input), "update", [
+        StartStream({ additionalConfs: { "spark.sql.shuffle.partitions": "3" } }),
+        AddData(input, { _1: "a", _2: 11 }, { _1: "a", _2: 13 }, { _1: "a", _2: 15 }),
+        // Max event time = 15. Timeout timestamp for "a" = 15 + 5 = 20. Watermark = 15 - 10 = 5.
+        CheckNewAnswer({ key: "a", value: 15 }), // Output = max event time of a
+        assertNumStateRows({ total: [1], updated: [1], droppedByWatermark: [0], removed: [0] }),
+        AddData(input, { _1: "a", _2: 4 }), // Add data older than watermark for "a"
+        CheckNewAnswer(), // No output as data should get filtered by watermark
+        assertStateOperatorProgressMetric("flatMapGroupsWithState", 3, 3),
+        AddData(input, { _1: "a", _2: 10 }), // Add data newer than watermark for "a"
+        CheckNewAnswer({ key: "a", value: 15 }), // Max event time is still the same
+        // Timeout timestamp for "a" is still 20 as max event time for "a" is still 15.
+        // Watermark is still 5 as max event time for all data is still 15.
+        AddData(input, { _1: "b", _2: 31 }), // Add data newer than watermark for "b", not "a"
+        // Watermark = 31 - 10 = 21, so "a" should be timed out as timeout timestamp for "a" is 20.
+        CheckNewAnswer({ key: "a", value: -1 }, { key: "b", value: 31 }), // "a" times out and emits -1
+        assertNumStateRows({ total: [1], updated: [2], droppedByWatermark: [0], removed: [1] })
+      ])
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  it.effect("SPARK-29438: ensure UNION doesn't lead (flat)MapGroupsWithState to use shifted partition IDs", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const constructUnionDf = Effect.gen(function* () {
+        const input1 = yield* MemoryStream.make(Schema.String)
+        const input2 = yield* MemoryStream.make(Schema.String)
+        // Spark selects ($"value", $"value"); two columns of one name cannot be two fields of
+        // a row object here, so they are named like the other side's columns.
+        const df1 = input1.toDF().select(F.col("value").as("key"), F.col("value").as("count"))
+        const df2 = input2
+          .toDF()
+          .groupByKey((r) => r.value, Schema.String)
+          .mapGroupsWithState({ stateSchema: RunningCount, outputSchema: KeyCount }, (key, values, state) => {
+            const count = (state.getOption()?.count ?? 0) + values.length
+            state.update({ count })
+            return kc(key, String(count))
+          })
+        // union is by position: (key, count) of strings on both sides
+        return { input1, input2, unionDf: df1.union(df2 as unknown as typeof df1) }
+      })
+      const first = yield* constructUnionDf
+      yield* testStream(first.unionDf, "update", [
+        StartStream({ checkpointLocation: dir }),
+        AddData(first.input1, "input1-a"),
+        AddData(first.input2, "input2-a"),
+        CheckNewAnswer(kc("input1-a", "input1-a"), kc("input2-a", "1")),
+        StopStream
+      ])
+      // The query restored with new sources: (flat)MapGroupsWithState must find its state.
+      const second = yield* constructUnionDf
+      yield* second.input1.addData(["input1-a"])
+      yield* second.input2.addData(["input2-a"])
+      yield* testStream(second.unionDf, "update", [
+        StartStream({ checkpointLocation: dir }),
+        AddData(second.input1, "input1-a"),
+        AddData(second.input2, "input2-a", "input2-b"),
+        CheckNewAnswer(kc("input1-a", "input1-a"), kc("input2-a", "2"), kc("input2-b", "1"))
+      ]).pipe(Effect.ensuring(removeDir(dir)))
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  // Spark also asserts the executed plan's outputPartitioning is UnknownPartitioning(0);
+  // tributary has no physical partitioning, so only the answer is checked.
+  it.effect("output partitioning is unknown", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.String)
+      const result = input
+        .toDF()
+        .groupByKey((r) => r.value, Schema.String)
+        .mapGroupsWithState({ stateSchema: RunningCount, outputSchema: Schema.String }, (key) => key)
+      yield* testStream(result, "update", [AddData(input, "a"), CheckNewAnswer({ value: "a" })])
+    }).pipe(Effect.provide(Session.layer()))
+  )
 })
 
 /** Spark's `flatMapGroupsWithStateFunc` of the initial-state tests. */
@@ -663,7 +855,8 @@ const initialCounts = (rows: ReadonlyArray<readonly [string, number]>) =>
   })
 
 describe("FlatMapGroupsWithStateSuite - initial state", () => {
-  it.effect("flatMapGroupsWithState - initial state - all cases", () =>
+  for (const shufflePartitions of ["1", "2", "6"]) {
+  it.effect(`flatMapGroupsWithState - initial state - all cases - shuffle partitions ${shufflePartitions}`, () =>
     Effect.gen(function* () {
       const { assertNumStateRows } = stateMetrics()
       const initialState = yield* initialCounts([
@@ -681,6 +874,7 @@ describe("FlatMapGroupsWithStateSuite - initial state", () => {
           initialStateFunc
         )
       yield* testStream(result, "update", [
+        StartStream({ additionalConfs: { "spark.sql.shuffle.partitions": shufflePartitions } }),
         AddData(input, "keyOnlyInData", "keyInStateAndData-2"),
         CheckNewAnswer(
           { key: "keyOnlyInState-1", values: [], count: "1" },
@@ -700,8 +894,9 @@ describe("FlatMapGroupsWithStateSuite - initial state", () => {
       ])
     }).pipe(Effect.provide(Session.layer()))
   )
+  }
 
-  it.effect("flatMapGroupsWithState - initial state - struct key", () =>
+  it.effect("flatMapGroupsWithState - initial state - case class key", () =>
     Effect.gen(function* () {
       const { assertNumStateRows } = stateMetrics()
       const User = Schema.Struct({ name: Schema.String, id: Schema.String })
@@ -951,11 +1146,11 @@ describe("FlatMapGroupsWithStateSuite - initial state", () => {
       yield* testStream(result, "update", [
         StartStream({ trigger: everySecond }),
         AddData(input, { _1: "a", _2: 1 }),
-        ...tick(1), // a and c are processed here for the first time
+        AdvanceClock("1 second"), // a and c are processed here for the first time
         CheckNewAnswer(kc("a", "1"), kc("c", "2")),
-        ...tick(10),
-        AddData(input, { _1: "b", _2: 1 }), // c and a time out with this batch
-        ...tick(1),
+        AdvanceClock("10 seconds"),
+        AddData(input, { _1: "b", _2: 1 }), // this will trigger c and a to get timed out
+        AdvanceClock("1 second"),
         CheckNewAnswer(kc("a", "-1"), kc("b", "1"), kc("c", "-1"))
       ])
     }).pipe(Effect.provide(Session.layer()))

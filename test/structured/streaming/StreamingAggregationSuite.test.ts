@@ -30,7 +30,7 @@ import {
 import type { DataFrame } from "../../../structured/api/DataFrame.ts"
 import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
 import type { StreamingQueryProgress } from "../../../structured/api/StreamingQueryProgress.ts"
-import { awaitQuiescent, commitIds, providers, removeDir, tempDir } from "./StreamingTestKit.ts"
+import { awaitQuiescent, commitIds, providers, purgeCommits, removeDir, stateMetrics, tempDir } from "./StreamingTestKit.ts"
 
 const Ints = Schema.Int
 
@@ -58,6 +58,39 @@ const stateNode = (expected: { readonly output?: number; readonly updated?: numb
       }),
     `state operator output=${expected.output} updated=${expected.updated} total=${expected.total}`
   )
+
+/** The number of seconds of a day (Spark's `DateTimeConstants.SECONDS_PER_DAY`). */
+const SECONDS_PER_DAY = 86_400
+
+/**
+ * Spark's `prepareTestForChangingSchemaOfState`: runs `sum, avg, max` by `value % 10` once in
+ * `dir`, then builds the same query with `collect_list` in place of `max` over a new stream that
+ * already holds the first batch's data.
+ */
+const prepareTestForChangingSchemaOfState = (dir: string) =>
+  Effect.gen(function* () {
+    const input = yield* MemoryStream.make(Ints)
+    const aggregated = input
+      .toDF()
+      .select(F.col("value").mod(10).as("id"), F.col("value"))
+      .groupBy("id")
+      .agg(F.sum("value").as("sum_value"), F.avg("value").as("avg_value"), F.max("value").as("max_value"))
+    yield* testStream(aggregated, "update", [
+      StartStream({ checkpointLocation: dir }),
+      AddData(input, 1, 11),
+      CheckLastBatch({ id: 1, sum_value: 12, avg_value: 6.0, max_value: 11 }),
+      StopStream
+    ])
+
+    const input2 = yield* MemoryStream.make(Ints)
+    const aggregated2 = input2
+      .toDF()
+      .select(F.col("value").mod(10).as("id"), F.col("value"))
+      .groupBy("id")
+      .agg(F.sum("value").as("sum_value"), F.avg("value").as("avg_value"), F.collect_list("value").as("values"))
+    yield* input2.addData([1, 11])
+    return { input2, aggregated2 }
+  })
 
 describe("StreamingAggregationSuite", () => {
   for (const provider of providers) {
@@ -381,6 +414,190 @@ describe("StreamingAggregationSuite", () => {
         }).pipe(Effect.provide(provider.layer()))
       )
 
+      it.effect("prune results by current_date, complete mode", () =>
+        Effect.gen(function* () {
+          const dir = yield* tempDir()
+          const input = yield* MemoryStream.make(Ints)
+          // Spark's `TimeZone.getDefault.getID`; the session time zone is UTC.
+          const tz = "UTC"
+          const aggregated = input
+            .toDF()
+            .select(F.to_utc_timestamp(F.from_unixtime(F.col("value").multiply(SECONDS_PER_DAY)), tz))
+            .toDF("value")
+            .groupBy("value")
+            .agg(F.count("*"))
+            .where(F.col("value").cast("date").geq(F.date_sub(F.current_date(), 10)))
+            .select(F.col("value").cast("long").divide(SECONDS_PER_DAY).cast("long"), F.col("count(1)"))
+          const day = "CAST((CAST(value AS BIGINT) / 86400) AS BIGINT)"
+          const r = (d: number, n: number) => ({ [day]: d, "count(1)": n })
+          const trigger = Trigger.ProcessingTime("10 day")
+          yield* testStream(aggregated, "complete", [
+            StartStream({ trigger, checkpointLocation: dir }),
+            // advance clock to 10 days, should retain all keys
+            AddData(input, 0, 5, 5, 10),
+            AdvanceClock("10 days"),
+            CheckLastBatch(r(0, 1), r(5, 2), r(10, 1)),
+            // advance clock to 20 days, should retain keys >= 10
+            AddData(input, 15, 15, 20),
+            AdvanceClock("10 days"),
+            CheckLastBatch(r(10, 1), r(15, 2), r(20, 1)),
+            // advance clock to 30 days, should retain keys >= 20
+            AddData(input, 85),
+            AdvanceClock("10 days"),
+            CheckLastBatch(r(20, 1), r(85, 1)),
+
+            // bounce stream and ensure correct batch timestamp is used
+            // i.e., we don't take it from the clock, which is at 90 days.
+            StopStream,
+            // As in "prune results by current_time": only the last commit goes (Spark purges all).
+            Execute(
+              Effect.gen(function* () {
+                assert.deepStrictEqual(yield* commitIds(dir), [0, 1, 2])
+                yield* Effect.promise(() => rm(join(dir, "commits", "2")))
+                // advance by 60 days i.e., 90 days total
+                yield* TestClock.adjust("60 days")
+              })
+            ),
+            StartStream({ trigger, checkpointLocation: dir }),
+            // Commit log blown, causing a re-run of the last batch
+            CheckLastBatch(r(20, 1), r(85, 1)),
+
+            // advance clock to 100 days, should retain keys >= 90
+            AddData(input, 85, 90, 100, 105),
+            AdvanceClock("10 days"),
+            CheckLastBatch(r(90, 1), r(100, 1), r(105, 1))
+          ]).pipe(Effect.ensuring(removeDir(dir)))
+        }).pipe(Effect.provide(provider.layer()))
+      )
+
+      // Spark's `BlockRDDBackedSource` can offer a batch with no partitions at all; a MemoryStream
+      // batch of no rows is tributary's nearest: the global count must keep its state.
+      it.effect("SPARK-21977: coalesce(1) with 0 partition RDD should be repartitioned to 1", () =>
+        Effect.gen(function* () {
+          const input = yield* MemoryStream.make(Schema.Struct({ a: Schema.Int }))
+          const aggregated = input.toDF().coalesce(1).groupBy().count()
+          yield* testStream(aggregated, "complete", [
+            AddData(input, { a: 1 }),
+            CheckLastBatch({ count: 1 }),
+            AddData(input), // create an empty trigger
+            CheckLastBatch({ count: 1 }),
+            AddData(input, { a: 2 }, { a: 3 }),
+            CheckLastBatch({ count: 3 }),
+            AddData(input),
+            CheckLastBatch({ count: 3 }),
+            StopStream
+          ])
+        }).pipe(Effect.provide(provider.layer()))
+      )
+
+      it.effect(
+        "SPARK-21977: coalesce(1) with aggregation should still be repartitioned when it has non-empty grouping keys",
+        () =>
+          Effect.gen(function* () {
+            const dir = yield* tempDir()
+            const input = yield* MemoryStream.make(Schema.Struct({ a: Schema.Int }))
+            const createDf = (partitions: number) =>
+              input.toDF().coalesce(partitions).groupBy(F.col("a").mod(1)).count()
+            const r = (k: number, count: number) => ({ "(a % 1)": k, count })
+            yield* testStream(createDf(1), "complete", [
+              StartStream({ checkpointLocation: dir }),
+              AddData(input, { a: 1 }),
+              CheckLastBatch(r(0, 1)),
+              StopStream
+            ])
+            yield* testStream(createDf(2), "complete", [
+              StartStream({ checkpointLocation: dir }),
+              Execute((q) => q!.processAllAvailable()),
+              AddData(input, { a: 2 }, { a: 3 }, { a: 4 }),
+              CheckLastBatch(r(0, 4)),
+              AddData(input),
+              CheckLastBatch(r(0, 4)),
+              StopStream
+            ]).pipe(Effect.ensuring(removeDir(dir)))
+          }).pipe(Effect.provide(provider.layer()))
+      )
+
+      it.effect("SPARK-35896: metrics in StateOperatorProgress are output correctly", () =>
+        Effect.gen(function* () {
+          const confs = { "spark.sql.shuffle.partitions": "3" }
+          {
+            const { assertNumStateRows, assertStateOperatorProgressMetric } = stateMetrics()
+            const input = yield* MemoryStream.make(Ints)
+            yield* testStream(countByValue(input), "update", [
+              StartStream({ additionalConfs: confs }),
+              AddData(input, 3, 2, 1, 3),
+              CheckLastBatch(vc(3, 2), vc(2, 1), vc(1, 1)),
+              assertNumStateRows({ total: [3], updated: [3], droppedByWatermark: [0], removed: [0] }),
+
+              AddData(input, 1, 4),
+              CheckLastBatch(vc(1, 2), vc(4, 1)),
+              assertStateOperatorProgressMetric("stateStoreSave", 3, 3)
+            ])
+          }
+          // Spark resets the MemoryStream: a new one here.
+          {
+            const { assertNumStateRows, assertStateOperatorProgressMetric } = stateMetrics()
+            const input = yield* MemoryStream.make(Ints)
+            yield* testStream(countByValue(input), "complete", [
+              StartStream({ additionalConfs: confs }),
+              AddData(input, 3, 2, 1, 3),
+              CheckLastBatch(vc(3, 2), vc(2, 1), vc(1, 1)),
+              assertNumStateRows({ total: [3], updated: [3], droppedByWatermark: [0], removed: [0] }),
+
+              AddData(input, 1, 4),
+              CheckLastBatch(vc(3, 2), vc(2, 1), vc(1, 2), vc(4, 1)),
+              assertStateOperatorProgressMetric("stateStoreSave", 3, 3)
+            ])
+          }
+          // with watermark and append output mode
+          {
+            const { assertNumStateRows, assertStateOperatorProgressMetric } = stateMetrics()
+            const input = yield* MemoryStream.make(Ints)
+            const aggWithWatermark = input
+              .toDF()
+              .withColumn("eventTime", F.timestamp_seconds("value"))
+              .withWatermark("eventTime", "10 seconds")
+              .groupBy(F.window("eventTime", "5 seconds").as("window"))
+              .agg(F.count("*").as("count"))
+              .select(F.col("window").getField("start").cast("long").as("start"), F.col("count"))
+            yield* testStream(aggWithWatermark, "append", [
+              StartStream({ additionalConfs: confs }),
+              AddData(input, 3, 2, 1, 9),
+              CheckLastBatch(),
+              assertStateOperatorProgressMetric("stateStoreSave", 3, 3),
+
+              AddData(input, 25), // Advance watermark to 15 secs, no-data-batch drops rows <= 15
+              CheckLastBatch({ start: 0, count: 3 }, { start: 5, count: 1 }),
+              assertNumStateRows({ total: [1], updated: [1], droppedByWatermark: [0], removed: [2] })
+            ])
+          }
+        }).pipe(Effect.provide(provider.layer()))
+      )
+
+      it.effect("changing schema of state when restarting query - schema check off", () =>
+        Effect.gen(function* () {
+          const dir = yield* tempDir()
+          const { input2, aggregated2 } = yield* prepareTestForChangingSchemaOfState(dir)
+          yield* testStream(aggregated2, "update", [
+            StartStream({
+              checkpointLocation: dir,
+              additionalConfs: { "spark.sql.streaming.stateStore.stateSchemaCheck": "false" }
+            }),
+            AddData(input2, 21),
+            ExpectFailure(),
+            Execute((q) =>
+              Effect.gen(function* () {
+                // it would bring other error in runtime, but it shouldn't check schema in any way
+                const error = yield* q!.exception()
+                assert.notInclude(error?.message ?? "", "does not match existing")
+                const cause = error?.cause as { readonly reason?: string } | undefined
+                assert.notStrictEqual(cause?.reason, "SchemaIncompatible")
+              })
+            )
+          ]).pipe(Effect.ensuring(removeDir(dir)))
+        }).pipe(Effect.provide(provider.layer()))
+      )
+
       it.effect("SPARK-22230: last should change with new batches", () =>
         Effect.gen(function* () {
           const input = yield* MemoryStream.make(Ints)
@@ -399,30 +616,12 @@ describe("StreamingAggregationSuite", () => {
         }).pipe(Effect.provide(provider.layer()))
       )
 
-      it.effect("changing schema of state when restarting query fails before the first batch", () =>
+      it.effect("changing schema of state when restarting query", () =>
         Effect.gen(function* () {
           const dir = yield* tempDir()
-          // Spark's `prepareTestForChangingSchemaOfState`.
-          const input = yield* MemoryStream.make(Ints)
-          const aggregated = input
-            .toDF()
-            .select(F.col("value").mod(10).as("id"), F.col("value"))
-            .groupBy("id")
-            .agg(F.sum("value").as("sum_value"), F.avg("value").as("avg_value"), F.max("value").as("max_value"))
-          yield* testStream(aggregated, "update", [
-            StartStream({ checkpointLocation: dir }),
-            AddData(input, 1, 11),
-            CheckLastBatch({ id: 1, sum_value: 12, avg_value: 6.0, max_value: 11 }),
-            StopStream
-          ])
-
-          const input2 = yield* MemoryStream.make(Ints)
-          const aggregated2 = input2
-            .toDF()
-            .select(F.col("value").mod(10).as("id"), F.col("value"))
-            .groupBy("id")
-            .agg(F.sum("value").as("sum_value"), F.avg("value").as("avg_value"), F.collect_list("value").as("values"))
-          yield* input2.addData([1, 11])
+          const { input2, aggregated2 } = yield* prepareTestForChangingSchemaOfState(dir)
+          // if we don't have verification phase on state schema, modified query would throw NPE with
+          // stack trace which end users would not easily understand
           yield* testStream(aggregated2, "update", [
             StartStream({ checkpointLocation: dir }),
             AddData(input2, 21),
@@ -431,12 +630,17 @@ describe("StreamingAggregationSuite", () => {
               Effect.gen(function* () {
                 const error = yield* q!.exception()
                 const message = error?.message ?? ""
+                // Spark 4: StateStoreValueSchemaNotCompatible, "[STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE]
+                // Provided value schema does not match existing state value schema ..."
+                assert.include(message, "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE")
+                assert.include(message, "does not match existing")
                 // names the operator, the store and the field that changed (the third
-                // aggregate's buffer: max(value) -> collect_list(value)), as Spark's
-                // StateSchemaNotCompatible "Provided value schema does not match ..."
-                assert.include(message, "Provided value schema does not match")
+                // aggregate's buffer: max(value) -> collect_list(value))
                 assert.include(message, "operator 0")
                 assert.include(message, "field 'collect_list(value)' changed type from bigint to array<bigint>")
+                const cause = error?.cause as { readonly _tag?: string; readonly reason?: string } | undefined
+                assert.strictEqual(cause?._tag, "StateStoreError")
+                assert.strictEqual(cause?.reason, "SchemaIncompatible")
                 // nothing ran: no batch, no progress
                 assert.deepStrictEqual(yield* q!.recentProgress(), [])
               })
@@ -584,6 +788,98 @@ describe("StreamingAggregationSuite", () => {
       )
     })
   }
+
+  // Spark's own scripts purge the whole commit log (`q.commitLog.purge(3)`) before the restart.
+  // Spark's `MicroBatchExecution.populateStartOffsets` only logs "no commit log present" (or
+  // "Batch completion log latest batch id is X, which is not trailing batchid Y by one") and
+  // re-runs the latest batch of the offset log, as tributary does; the cases above remove only
+  // the last commit.
+  it.effect("prune results by current_time or localtimestamp, complete mode (current_time; commitLog.purge(3))", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const input = yield* MemoryStream.make(Ints)
+      const aggregated = input
+        .toDF()
+        .groupBy("value")
+        .agg(F.count("*"))
+        .where(F.col("value").geq(F.current_timestamp().cast("long").minus(10)))
+      const trigger = Trigger.ProcessingTime("10 seconds")
+      yield* testStream(aggregated, "complete", [
+        StartStream({ trigger, checkpointLocation: dir }),
+        AddData(input, 0, 5, 5, 10),
+        AdvanceClock("10 seconds"),
+        CheckLastBatch(vc(0, 1), vc(5, 2), vc(10, 1)),
+        AddData(input, 15, 15, 20),
+        AdvanceClock("10 seconds"),
+        CheckLastBatch(vc(10, 1), vc(15, 2), vc(20, 1)),
+        AddData(input, 0, 85),
+        AdvanceClock("10 seconds"),
+        CheckLastBatch(vc(20, 1), vc(85, 1)),
+        StopStream,
+        Execute(
+          Effect.gen(function* () {
+            yield* purgeCommits(dir, 3)
+            assert.deepStrictEqual(yield* commitIds(dir), [])
+            // advance by a minute i.e., 90 seconds total
+            yield* TestClock.adjust("60 seconds")
+          })
+        ),
+        StartStream({ trigger, checkpointLocation: dir }),
+        // The commit log blown, causing the last batch to re-run
+        CheckLastBatch(vc(20, 1), vc(85, 1)),
+        AssertOnQuery(() => Effect.map(Effect.clockWith((c) => c.currentTimeMillis), (t) => t === 90_000)),
+        // advance clock to 100 seconds, should retain keys >= 90
+        AddData(input, 85, 90, 100, 105),
+        AdvanceClock("10 seconds"),
+        CheckLastBatch(vc(90, 1), vc(100, 1), vc(105, 1))
+      ]).pipe(Effect.ensuring(removeDir(dir)))
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  it.effect("prune results by current_date, complete mode (commitLog.purge(3))", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const input = yield* MemoryStream.make(Ints)
+      const aggregated = input
+        .toDF()
+        .select(F.to_utc_timestamp(F.from_unixtime(F.col("value").multiply(SECONDS_PER_DAY)), "UTC"))
+        .toDF("value")
+        .groupBy("value")
+        .agg(F.count("*"))
+        .where(F.col("value").cast("date").geq(F.date_sub(F.current_date(), 10)))
+        .select(F.col("value").cast("long").divide(SECONDS_PER_DAY).cast("long"), F.col("count(1)"))
+      const day = "CAST((CAST(value AS BIGINT) / 86400) AS BIGINT)"
+      const r = (d: number, n: number) => ({ [day]: d, "count(1)": n })
+      const trigger = Trigger.ProcessingTime("10 day")
+      yield* testStream(aggregated, "complete", [
+        StartStream({ trigger, checkpointLocation: dir }),
+        AddData(input, 0, 5, 5, 10),
+        AdvanceClock("10 days"),
+        CheckLastBatch(r(0, 1), r(5, 2), r(10, 1)),
+        AddData(input, 15, 15, 20),
+        AdvanceClock("10 days"),
+        CheckLastBatch(r(10, 1), r(15, 2), r(20, 1)),
+        AddData(input, 85),
+        AdvanceClock("10 days"),
+        CheckLastBatch(r(20, 1), r(85, 1)),
+        StopStream,
+        Execute(
+          Effect.gen(function* () {
+            yield* purgeCommits(dir, 3)
+            // advance by 60 days i.e., 90 days total
+            yield* TestClock.adjust("60 days")
+          })
+        ),
+        StartStream({ trigger, checkpointLocation: dir }),
+        // Commit log blown, causing a re-run of the last batch
+        CheckLastBatch(r(20, 1), r(85, 1)),
+        // advance clock to 100 days, should retain keys >= 90
+        AddData(input, 85, 90, 100, 105),
+        AdvanceClock("10 days"),
+        CheckLastBatch(r(90, 1), r(100, 1), r(105, 1))
+      ]).pipe(Effect.ensuring(removeDir(dir)))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 
   it.effect("count distinct", () =>
     Effect.gen(function* () {

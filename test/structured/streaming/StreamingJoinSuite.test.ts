@@ -11,7 +11,16 @@
  *   `cast(leftTime as long) < cast(rightTime as long) - 5`: the same rows match, and the state
  *   watermark solver reads `cast(ts AS long)` and numbers in seconds as Spark's does;
  * - the scripts run with the DuckDB state store; the restart and outer-join scripts also with the
- *   file state store.
+ *   file state store;
+ * - rows are objects, so where Spark's positional rows repeat a column name (a self join, a join
+ *   without a select) the columns are aliased;
+ * - the SPARK-48687 scripts restart on a checkpoint the base query writes first, instead of the
+ *   checkpoint Spark 3.5.1 wrote.
+ *
+ * Not ported: "locality preferences of StateStoreAwareZippedRDD" (RDD placement), the
+ * SPARK-26187 "restore … from Spark 2.4" cases (Spark 2.4 checkpoints, state format version 1),
+ * the executed-plan check of "streaming join should require StatefulOpClusteredDistribution from
+ * children" (shuffle partitioning) and the partition counts of SPARK-29438.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
@@ -324,6 +333,187 @@ describe("StreamingInnerJoinSuite", () => {
       }).pipe(Effect.provide(provider.layer()))
     )
   }
+
+  it.effect("stream stream self join", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.Int)
+      const df = input.toDF()
+      const l = df.select(F.col("value").mod(5).as("key"), "value")
+      const r = df.select(F.col("value").mod(5).as("key"), "value")
+      // Spark's rows are positional (key, value, value); the two `value` columns are named here.
+      const join = l.join(r, "key").select("key", l.col("value").as("lv"), r.col("value").as("rv"))
+      const t = (key: number, lv: number, rv: number) => ({ key, lv, rv })
+      yield* testStream(join as DataFrame<any>, "append", [
+        AddData(input, 1, 2),
+        CheckAnswer(t(1, 1, 1), t(2, 2, 2)),
+        StopStream,
+        StartStream(),
+        AddData(input, 3, 6),
+        // (1, 1)     (1, 1)
+        // (2, 2)  x  (2, 2)  =  (1, 1, 1), (1, 1, 6), (2, 2, 2), (1, 6, 1), (1, 6, 6)
+        // (1, 6)     (1, 6)
+        CheckAnswer(t(3, 3, 3), t(1, 1, 1), t(1, 1, 6), t(2, 2, 2), t(1, 6, 1), t(1, 6, 6))
+      ])
+    }).pipe(Effect.provide(duck.layer()))
+  )
+
+  /** Spark's `testForJoinKeyNullability`: `leftKey <=> rightKey`, an inner join. */
+  const joinKeyNullability = (left: DataFrame<any>, right: DataFrame<any>) => {
+    const df1 = left.select(F.col("value").as("leftKey"), F.col("value").multiply(2).as("leftValue"))
+    const df2 = right.select(F.col("value").as("rightKey"), F.col("value").multiply(3).as("rightValue"))
+    return (df1.join(df2, F.col("leftKey").eqNullSafe(F.col("rightKey"))) as DataFrame<any>).select(
+      "leftKey",
+      "rightKey",
+      "leftValue",
+      "rightValue"
+    )
+  }
+  const kn = (
+    leftKey: number | null,
+    rightKey: number | null,
+    leftValue: number | null,
+    rightValue: number | null
+  ) => ({
+    leftKey,
+    rightKey,
+    leftValue,
+    rightValue
+  })
+
+  it.effect("joining non-nullable left join key with nullable right join key", () =>
+    Effect.gen(function* () {
+      const input1 = yield* MemoryStream.make(Schema.Int)
+      const input2 = yield* MemoryStream.make(Schema.NullOr(Schema.Int))
+      const joined = joinKeyNullability(input1.toDF() as DataFrame<any>, input2.toDF() as DataFrame<any>)
+      yield* testStream(joined, "append", [
+        AddData(input1, 1, 5),
+        AddData(input2, 1, 5, 10, null),
+        CheckNewAnswer(kn(1, 1, 2, 3), kn(5, 5, 10, 15))
+      ])
+    }).pipe(Effect.provide(duck.layer()))
+  )
+
+  it.effect("joining nullable left join key with non-nullable right join key", () =>
+    Effect.gen(function* () {
+      const input1 = yield* MemoryStream.make(Schema.NullOr(Schema.Int))
+      const input2 = yield* MemoryStream.make(Schema.Int)
+      const joined = joinKeyNullability(input1.toDF() as DataFrame<any>, input2.toDF() as DataFrame<any>)
+      yield* testStream(joined, "append", [
+        AddData(input1, 1, 5, 10, null),
+        AddData(input2, 1, 5),
+        CheckNewAnswer(kn(1, 1, 2, 3), kn(5, 5, 10, 15))
+      ])
+    }).pipe(Effect.provide(duck.layer()))
+  )
+
+  it.effect("joining nullable left join key with nullable right join key", () =>
+    Effect.gen(function* () {
+      const input1 = yield* MemoryStream.make(Schema.NullOr(Schema.Int))
+      const input2 = yield* MemoryStream.make(Schema.NullOr(Schema.Int))
+      const joined = joinKeyNullability(input1.toDF() as DataFrame<any>, input2.toDF() as DataFrame<any>)
+      yield* testStream(joined, "append", [
+        AddData(input1, 1, 5, 10, null),
+        AddData(input2, 1, 5, null),
+        CheckNewAnswer(kn(1, 1, 2, 3), kn(5, 5, 10, 15), kn(null, null, null, null))
+      ])
+    }).pipe(Effect.provide(duck.layer()))
+  )
+
+  // Spark restores a checkpoint written by Spark 3.5.1 for the query without the name columns;
+  // here the same base query writes the checkpoint first, then the changed query restarts on it.
+  const Triple = Schema.Struct({ _1: Schema.Int, _2: Schema.Int, _3: Schema.String })
+  const selfInnerJoin = (inputStream: MemoryStream<any>, named: boolean, nameInKey: boolean): DataFrame<any> => {
+    const df = (inputStream.toDF() as DataFrame<any>).select(
+      F.col("_1").as("value"),
+      F.timestamp_seconds("_2").as("timestamp"),
+      ...(named ? [F.col("_3").as("name")] : [])
+    )
+    const leftStream = df.select(
+      F.col("value").as("leftId"),
+      F.col("timestamp").as("leftTime"),
+      ...(named ? [F.col("name").as("leftName")] : [])
+    )
+    const rightStream = df
+      .where(F.col("value").mod(2).eq(0))
+      .select(
+        F.col("value").as("rightId"),
+        F.col("timestamp").as("rightTime"),
+        ...(named ? [F.col("name").as("rightName")] : [])
+      )
+    const lt = F.col("leftTime").cast("long")
+    const rt = F.col("rightTime").cast("long")
+    let condition = F.col("rightId").eq(F.col("leftId"))
+    if (nameInKey) condition = condition.and(F.col("leftName").eq(F.col("rightName")))
+    condition = condition.and(rt.geq(lt)).and(rt.leq(lt.plus(5)))
+    const joined = leftStream
+      .withWatermark("leftTime", "5 seconds")
+      .join(rightStream.withWatermark("rightTime", "5 seconds"), condition, "inner") as DataFrame<any>
+    return named
+      ? joined.select(
+          F.col("leftId"),
+          F.col("leftTime").cast("int").as("leftTime"),
+          F.col("leftName"),
+          F.col("rightId"),
+          F.col("rightTime").cast("int").as("rightTime"),
+          F.col("rightName")
+        )
+      : joined.select(
+          F.col("leftId"),
+          F.col("leftTime").cast("int").as("leftTime"),
+          F.col("rightId"),
+          F.col("rightTime").cast("int").as("rightTime")
+        )
+  }
+
+  for (const [what, nameInKey, errorClass] of [
+    ["join condition (key schema)", true, "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"],
+    ["value schema", false, "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"]
+  ] as const) {
+    for (const provider of providers) {
+      it.effect(
+        `SPARK-48687 - restore the stream-stream inner join query from Spark 3.5 and changing the ${what} should fail the query (${provider.name})`,
+        () =>
+          Effect.gen(function* () {
+            const dir = yield* tempDir()
+            const base = yield* MemoryStream.make(Pair)
+            const baseRow = (leftId: number, leftTime: number, rightId: number, rightTime: number) => ({
+              leftId,
+              leftTime,
+              rightId,
+              rightTime
+            })
+            yield* testStream(selfInnerJoin(base, false, false), "append", [
+              StartStream({ checkpointLocation: dir }),
+              AddData(base, pr(1, 1), pr(2, 2), pr(3, 3), pr(4, 4), pr(5, 5)),
+              CheckNewAnswer(baseRow(2, 2, 2, 2), baseRow(4, 4, 4, 4)),
+              StopStream
+            ])
+            const inputStream = yield* MemoryStream.make(Triple)
+            const tr = (_1: number, _2: number, _3: string) => ({ _1, _2, _3 })
+            yield* inputStream.addData([tr(1, 1, "a"), tr(2, 2, "b"), tr(3, 3, "c"), tr(4, 4, "d"), tr(5, 5, "e")])
+            yield* testStream(selfInnerJoin(inputStream, true, nameInKey), "append", [
+              StartStream({ checkpointLocation: dir }),
+              AddData(inputStream, tr(6, 6, "a"), tr(7, 7, "a"), tr(8, 8, "a"), tr(9, 9, "a"), tr(10, 10, "a")),
+              AssertOnQuery(
+                (q) =>
+                  Effect.gen(function* () {
+                    yield* Effect.exit(q.awaitTermination())
+                    const error = yield* q.exception()
+                    const cause = error?.cause as { _tag?: string; message?: string } | undefined
+                    // The schema check fails the query while it plans its first batch: none runs.
+                    return (
+                      cause?._tag === "StateStoreError" &&
+                      (cause.message ?? "").startsWith(`[${errorClass}]`) &&
+                      (yield* q.recentProgress()).length === 0
+                    )
+                  }),
+                `the query fails with ${errorClass}`
+              )
+            ]).pipe(Effect.ensuring(removeDir(dir)))
+          }).pipe(Effect.provide(provider.layer()))
+      )
+    }
+  }
 })
 
 describe("StreamingInnerJoinSuite (time ranges, shapes, metrics)", () => {
@@ -485,13 +675,18 @@ describe("StreamingInnerJoinSuite (time ranges, shapes, metrics)", () => {
     }).pipe(Effect.provide(duck.layer()))
   )
 
-  it.effect("streaming join on two keys over many rows", () =>
+  it.effect("streaming join should require StatefulOpClusteredDistribution from children", () =>
     Effect.gen(function* () {
-      // Spark's "streaming join should require HashClusteredDistribution from children".
+      // Spark's check of the executed plan (a hash-partitioning shuffle on (a, b) under each side,
+      // with spark.sql.shuffle.partitions partitions) has no counterpart: tributary runs each
+      // batch in one partition. The answer over many rows, with the repartitioned side, stays.
       const input1 = yield* MemoryStream.make(Schema.Int)
       const input2 = yield* MemoryStream.make(Schema.Int)
       const df1 = input1.toDF().select(F.col("value").as("a"), F.col("value").multiply(2).as("b"))
-      const df2 = input2.toDF().select(F.col("value").as("a"), F.col("value").multiply(2).as("b"))
+      const df2 = input2
+        .toDF()
+        .select(F.col("value").as("a"), F.col("value").multiply(2).as("b"))
+        .repartition(undefined, "b")
       const joined = df1.join(df2, ["a", "b"]).select("a")
       const xs = Array.from({ length: 1000 }, (_, i) => i + 1)
       yield* testStream(joined, "append", [
@@ -942,6 +1137,252 @@ describe("StreamingOuterJoinSuite", () => {
       ])
     }).pipe(Effect.provide(duck.layer()))
   )
+
+  it.effect("SPARK-29438: ensure UNION doesn't lead stream-stream join to use shifted partition IDs", () =>
+    Effect.gen(function* () {
+      // Spark restarts with another number of partitions of input1 (MemoryStream[Int](3) after
+      // MemoryStream[Int](2)); tributary's memory stream has one partition, so the restart on the
+      // same checkpoint with new streams is what remains to check.
+      const constructUnionDf = Effect.gen(function* () {
+        const input1 = yield* MemoryStream.make(Schema.Int)
+        const df1 = (input1.toDF() as DataFrame<any>).select(
+          F.col("value").as("key"),
+          F.col("value").as("leftValue"),
+          F.col("value").as("rightValue")
+        )
+        const input2 = yield* MemoryStream.make(Schema.Int)
+        const input3 = yield* MemoryStream.make(Schema.Int)
+        const df2 = setupStream(input2, "left", 2)
+        const df3 = setupStream(input3, "right", 3)
+        const joined = df2
+          .join(
+            df3,
+            df2
+              .col("key")
+              .eq(df3.col("key"))
+              .and(df2.col("leftTime").eq(df3.col("rightTime"))),
+            "inner"
+          )
+          .select(df2.col("key"), F.col("leftValue"), F.col("rightValue")) as DataFrame<any>
+        return { input1, input2, input3, unionDf: df1.union(joined) }
+      })
+      const u = (key: number, leftValue: number, rightValue: number) => ({ key, leftValue, rightValue })
+      const dir = yield* tempDir()
+      const first = yield* constructUnionDf
+      yield* testStream(first.unionDf, "append", [
+        StartStream({ checkpointLocation: dir }),
+        MultiAddData(
+          [first.input1, [11, 12, 13]],
+          [first.input2, [11, 12, 13, 14, 15]],
+          [first.input3, [13, 14, 15, 16, 17]]
+        ),
+        CheckNewAnswer(u(11, 11, 11), u(12, 12, 12), u(13, 13, 13), u(13, 26, 39), u(14, 28, 42), u(15, 30, 45)),
+        StopStream
+      ])
+      const second = yield* constructUnionDf
+      yield* second.input1.addData([11, 12, 13])
+      yield* second.input2.addData([11, 12, 13, 14, 15])
+      yield* second.input3.addData([13, 14, 15, 16, 17])
+      yield* testStream(second.unionDf, "append", [
+        StartStream({ checkpointLocation: dir }),
+        MultiAddData(
+          [second.input1, [21, 22, 23]],
+          [second.input2, [21, 22, 23, 24, 25]],
+          [second.input3, [23, 24, 25, 26, 27]]
+        ),
+        CheckNewAnswer(u(21, 21, 21), u(22, 22, 22), u(23, 23, 23), u(23, 46, 69), u(24, 48, 72), u(25, 50, 75))
+      ]).pipe(Effect.ensuring(removeDir(dir)))
+    }).pipe(Effect.provide(duck.layer()))
+  )
+
+  /** Spark's `testForLeftOuterJoinKeyNullability`: `leftKey1 <=> rightKey1 AND leftKey2 = rightKey2 AND leftWindow = rightWindow`. */
+  const leftOuterKeyNullability = (left: DataFrame<any>, right: DataFrame<any>) => {
+    const df1 = left
+      .select(
+        F.col("_1").as("leftKey1"),
+        F.col("_2").as("leftKey2"),
+        F.timestamp_seconds("_2").as("leftTime"),
+        F.col("_2").multiply(2).as("leftValue")
+      )
+      .withWatermark("leftTime", "10 seconds")
+    const df2 = right
+      .select(
+        F.col("_1").as("rightKey1"),
+        F.col("_2").as("rightKey2"),
+        F.timestamp_seconds("_2").as("rightTime"),
+        F.col("_2").multiply(3).as("rightValue")
+      )
+      .withWatermark("rightTime", "10 seconds")
+    const windowed1 = df1.select(
+      "leftKey1",
+      "leftKey2",
+      F.window("leftTime", "10 seconds").as("leftWindow"),
+      "leftValue"
+    )
+    const windowed2 = df2.select(
+      "rightKey1",
+      "rightKey2",
+      F.window("rightTime", "10 seconds").as("rightWindow"),
+      "rightValue"
+    )
+    return (
+      windowed1.join(
+        windowed2,
+        F.col("leftKey1")
+          .eqNullSafe(F.col("rightKey1"))
+          .and(F.col("leftKey2").eq(F.col("rightKey2")))
+          .and(F.col("leftWindow").eq(F.col("rightWindow"))),
+        "left_outer"
+      ) as DataFrame<any>
+    ).select(
+      "leftKey1",
+      "rightKey1",
+      "leftKey2",
+      "rightKey2",
+      F.col("leftWindow.end").cast("long").as("end"),
+      "leftValue",
+      "rightValue"
+    ) as DataFrame<any>
+  }
+  const NullablePair = Schema.Struct({ _1: Schema.NullOr(Schema.Int), _2: Schema.Int })
+  const np = (_1: number | null, _2: number) => ({ _1, _2 })
+  const ko = (
+    leftKey1: number | null,
+    rightKey1: number | null,
+    leftKey2: number,
+    rightKey2: number | null,
+    end: number,
+    leftValue: number,
+    rightValue: number | null
+  ) => ({ leftKey1, rightKey1, leftKey2, rightKey2, end, leftValue, rightValue })
+
+  it.effect("left-outer: joining non-nullable left join key with nullable right join key", () =>
+    Effect.gen(function* () {
+      const input1 = yield* MemoryStream.make(Pair)
+      const input2 = yield* MemoryStream.make(NullablePair)
+      const joined = leftOuterKeyNullability(input1.toDF() as DataFrame<any>, input2.toDF() as DataFrame<any>)
+      yield* testStream(joined, "append", [
+        AddData(input1, pr(1, 1), pr(1, 2), pr(1, 3), pr(1, 4), pr(1, 5)),
+        AddData(input2, np(1, 3), np(1, 4), np(1, 5), np(1, 6)),
+        CheckNewAnswer(ko(1, 1, 3, 3, 10, 6, 9), ko(1, 1, 4, 4, 10, 8, 12), ko(1, 1, 5, 5, 10, 10, 15)),
+        AddData(input1, pr(1, 21)),
+        // right-null join
+        AddData(input2, np(1, 22)), // watermark = 11, no-data-batch computes nulls
+        CheckNewAnswer(ko(1, null, 1, null, 10, 2, null), ko(1, null, 2, null, 10, 4, null))
+      ])
+    }).pipe(Effect.provide(duck.layer()))
+  )
+
+  it.effect("left-outer: joining nullable left join key with non-nullable right join key", () =>
+    Effect.gen(function* () {
+      const input1 = yield* MemoryStream.make(NullablePair)
+      const input2 = yield* MemoryStream.make(Pair)
+      const joined = leftOuterKeyNullability(input1.toDF() as DataFrame<any>, input2.toDF() as DataFrame<any>)
+      yield* testStream(joined, "append", [
+        AddData(input1, np(1, 1), np(null, 2), np(1, 3), np(1, 4), np(1, 5)),
+        AddData(input2, pr(1, 3), pr(1, 4), pr(1, 5), pr(1, 6)),
+        CheckNewAnswer(ko(1, 1, 3, 3, 10, 6, 9), ko(1, 1, 4, 4, 10, 8, 12), ko(1, 1, 5, 5, 10, 10, 15)),
+        // right-null join
+        AddData(input1, np(1, 21)),
+        AddData(input2, pr(1, 22)), // watermark = 11, no-data-batch computes nulls
+        CheckNewAnswer(ko(1, null, 1, null, 10, 2, null), ko(null, null, 2, null, 10, 4, null))
+      ])
+    }).pipe(Effect.provide(duck.layer()))
+  )
+
+  it.effect("left-outer: joining nullable left join key with nullable right join key", () =>
+    Effect.gen(function* () {
+      const input1 = yield* MemoryStream.make(NullablePair)
+      const input2 = yield* MemoryStream.make(NullablePair)
+      const joined = leftOuterKeyNullability(input1.toDF() as DataFrame<any>, input2.toDF() as DataFrame<any>)
+      yield* testStream(joined, "append", [
+        AddData(input1, np(1, 1), np(null, 2), np(1, 3), np(null, 4), np(1, 5)),
+        AddData(input2, np(1, 3), np(null, 4), np(1, 5), np(1, 6)),
+        CheckNewAnswer(ko(1, 1, 3, 3, 10, 6, 9), ko(null, null, 4, 4, 10, 8, 12), ko(1, 1, 5, 5, 10, 10, 15)),
+        // right-null join
+        AddData(input1, np(1, 21)),
+        AddData(input2, np(1, 22)), // watermark = 11, no-data-batch computes nulls
+        CheckNewAnswer(ko(1, null, 1, null, 10, 2, null), ko(null, null, 2, null, 10, 4, null))
+      ])
+    }).pipe(Effect.provide(duck.layer()))
+  )
+
+  for (const provider of providers) {
+    it.effect(
+      `SPARK-38684: outer join works correctly even if processing input rows and evicting state rows for same grouping key happens in the same micro-batch (${provider.name})`,
+      () =>
+        Effect.gen(function* () {
+          // Spark runs it on the RocksDB provider; here on each of tributary's providers.
+          const Triple = Schema.Struct({ _1: Schema.Date, _2: Schema.String, _3: Schema.String })
+          const input1 = yield* MemoryStream.make(Triple)
+          const input2 = yield* MemoryStream.make(Triple)
+          const df1 = (input1.toDF() as DataFrame<any>)
+            .select(F.col("_1").as("eventTime"), F.col("_2").as("id"), F.col("_3").as("comment"))
+            .withWatermark("eventTime", "0 seconds")
+          const df2 = (input2.toDF() as DataFrame<any>)
+            .select(F.col("_1").as("eventTime"), F.col("_2").as("id"), F.col("_3").as("comment"))
+            .withWatermark("eventTime", "0 seconds")
+          const l = df1.as("left")
+          const r = df2.as("right")
+          const lt = F.col("left.eventTime").cast("long")
+          const rt = F.col("right.eventTime").cast("long")
+          // Spark's rows are positional (eventTime, id, comment, eventTime, id, comment).
+          const joined = l
+            .join(
+              r,
+              F.col("left.id")
+                .eq(F.col("right.id"))
+                .and(lt.between(rt.minus(30), rt.plus(30))),
+              "left_outer"
+            )
+            .select(
+              F.col("left.eventTime").as("leftTime"),
+              F.col("left.id").as("leftId"),
+              F.col("left.comment").as("leftComment"),
+              F.col("right.eventTime").as("rightTime"),
+              F.col("right.id").as("rightId"),
+              F.col("right.comment").as("rightComment")
+            ) as DataFrame<any>
+          const ts = (s: string) => new Date(`${s}Z`)
+          const t = (time: string, id: string, text: string) => ({ _1: ts(time), _2: id, _3: text })
+          const out = (lTime: string, lc: string, rTime: string | null, rc: string | null) => ({
+            leftTime: ts(lTime),
+            leftId: "abc",
+            leftComment: lc,
+            rightTime: rTime === null ? null : ts(rTime),
+            rightId: rTime === null ? null : "abc",
+            rightComment: rc
+          })
+          yield* testStream(joined, "append", [
+            StartStream({ additionalConfs: { "spark.sql.streaming.noDataMicroBatches.enabled": "false" } }),
+            MultiAddData(
+              [input1, [t("2020-01-02T00:00:00", "abc", "left in batch 1")]],
+              [input2, [t("2020-01-02T00:01:00", "abc", "right in batch 1")]]
+            ),
+            CheckNewAnswer(),
+            MultiAddData(
+              [input1, [t("2020-01-02T01:00:00", "abc", "left in batch 2")]],
+              [input2, [t("2020-01-02T01:01:00", "abc", "right in batch 2")]]
+            ),
+            // watermark advanced to "2020-01-02 00:00:00"
+            CheckNewAnswer(),
+            AddData(input1, t("2020-01-02T01:30:00", "abc", "left in batch 3")),
+            // watermark advanced to "2020-01-02 01:00:00"
+            CheckNewAnswer(out("2020-01-02T00:00:00", "left in batch 1", null, null)),
+            // left side state should still contain "left in batch 2" and "left in batch 3"
+            // we should see both rows in the left side since
+            // - "left in batch 2" is going to be evicted in this batch
+            // - "left in batch 3" is going to be matched with new row in right side
+            AddData(input2, t("2020-01-02T01:30:10", "abc", "match with left in batch 3")),
+            // watermark advanced to "2020-01-02 01:01:00"
+            CheckNewAnswer(
+              out("2020-01-02T01:00:00", "left in batch 2", null, null),
+              out("2020-01-02T01:30:00", "left in batch 3", "2020-01-02T01:30:10", "match with left in batch 3")
+            )
+          ])
+        }).pipe(Effect.provide(provider.layer()))
+    )
+  }
 })
 
 describe("StreamingFullOuterJoinSuite", () => {
@@ -1268,7 +1709,10 @@ describe("join state through the state reader", () => {
           [{ field0: 2 }, { key: 2, leftValue: 4 }]
         ]
       )
-      assert.deepStrictEqual((yield* side("right")).rows.map((r: any) => r.value), [{ key: 1, rightValue: 3 }])
+      assert.deepStrictEqual(
+        (yield* side("right")).rows.map((r: any) => r.value),
+        [{ key: 1, rightValue: 3 }]
+      )
       const conflict = yield* Effect.flip(
         spark.read.format("statestore").option("joinSide", "left").option("storeName", "left-keyToNumValues").load(dir)
       )
@@ -1333,18 +1777,81 @@ describe("null join keys", () => {
       ])
     }).pipe(Effect.provide(duck.layer()))
   )
+
+  // Spark's optimizer infers `isnotnull(lk)` and `isnotnull(rk)` from `lk = rk` for an inner join
+  // (InferFiltersFromConstraints), so a row with a null key never reaches the join: a late one is
+  // not counted in numRowsDroppedByWatermark. A left outer join keeps the left null-key rows: a
+  // late one is counted there.
+  for (const [how, droppedLeft] of [
+    ["inner", 1],
+    ["left_outer", 2]
+  ] as const) {
+    it.effect(`a late row with a null key is counted as dropped only where the join keeps null keys (${how})`, () =>
+      Effect.gen(function* () {
+        const { assertNumStateRows } = stateMetrics()
+        const { leftIn, rightIn, left, right, range, out } = yield* sides
+        const joined = out(left.join(right, F.col("lk").eq(F.col("rk")).and(range), how))
+        yield* testStream(joined, "append", [
+          MultiAddData([leftIn, [nk(1, 30)]], [rightIn, [nk(1, 30)]]),
+          CheckNewAnswer(row(1, 30, 1, 30)),
+          assertNumStateRows({ total: 2, updated: 2 }),
+          // watermark = 30 - 10 = 20: both rows of time 5 are late
+          AddData(leftIn, nk(null, 5), nk(2, 5)),
+          CheckNewAnswer(),
+          assertNumStateRows({ total: 2, updated: 0, droppedByWatermark: droppedLeft }),
+          AddData(rightIn, nk(null, 5), nk(2, 5)),
+          CheckNewAnswer(),
+          assertNumStateRows({ total: 2, updated: 0, droppedByWatermark: 1 })
+        ])
+      }).pipe(Effect.provide(duck.layer()))
+    )
+  }
 })
 
 describe("StreamingLeftSemiJoinSuite (self join)", () => {
-  it.effect("self left semi join", () =>
+  // Deviation (the lead's files): Spark's optimizer infers `leftId % 2 = 0` for the left input
+  // from the right input's filter through `leftId = rightId` (InferFiltersFromConstraints, then
+  // PushPredicateThroughJoin) and stores only the even left rows: totals 4, 8, 9. tributary's
+  // optimizer (core/Optimizer.ts) has no constraint inference, so the odd left rows are stored
+  // too (totals 7, 13, 15; the answers are the same).
+  it.effect.fails("self left semi join", () =>
     Effect.gen(function* () {
       const { assertNumStateRows } = stateMetrics()
       const { inputStream, joined } = yield* setupSelfJoin("left_semi")
       const l = (leftId: number, leftTime: number) => ({ leftId, leftTime })
-      // Spark's optimizer infers `leftId % 2 = 0` for the left input (InferFiltersFromConstraints)
-      // and stores only the even left rows (totals 4, 8, 9); tributary's does not, so the odd
-      // left rows are stored too, and the state is that of the self left outer join above (a
-      // left row never meets its right twin before it is stored: the twin comes later in the batch).
+      yield* testStream(joined, "append", [
+        AddData(inputStream, pr(1, 1), pr(2, 2), pr(3, 3), pr(4, 4), pr(5, 5)),
+        CheckNewAnswer(l(2, 2), l(4, 4)),
+        // batch 1 - global watermark = 0
+        // states: left (2, 2), (4, 4) (the odd left rows are filtered per PushPredicateThroughJoin);
+        // right (2, 2), (4, 4)
+        assertNumStateRows({ total: 4, updated: 4 }),
+        AddData(inputStream, pr(6, 6), pr(7, 7), pr(8, 8), pr(9, 9), pr(10, 10)),
+        CheckNewAnswer(l(6, 6), l(8, 8), l(10, 10)),
+        // batch 2 - global watermark = 5
+        // states: left (2, 2), (4, 4), (6, 6), (8, 8), (10, 10); right (6, 6), (8, 8), (10, 10)
+        // evicted: left nothing (it waits 5 seconds more than the watermark due to the
+        // condition); right (2, 2), (4, 4)
+        assertNumStateRows({ total: 8, updated: 6 }),
+        AddData(inputStream, pr(11, 11), pr(12, 12), pr(13, 13), pr(14, 14), pr(15, 15)),
+        CheckNewAnswer(l(12, 12), l(14, 14)),
+        // batch 3 - global watermark = 9
+        // states: left (4, 4), (6, 6), (8, 8), (10, 10), (12, 12), (14, 14); right (10, 10),
+        // (12, 12), (14, 14); evicted: left (2, 2); right (6, 6), (8, 8)
+        assertNumStateRows({ total: 9, updated: 4 })
+      ])
+    }).pipe(Effect.provide(duck.layer()))
+  )
+
+  it.effect("self left semi join: the answers (and tributary's state without inferred filters)", () =>
+    Effect.gen(function* () {
+      const { assertNumStateRows } = stateMetrics()
+      const { inputStream, joined } = yield* setupSelfJoin("left_semi")
+      const l = (leftId: number, leftTime: number) => ({ leftId, leftTime })
+      // The answers of Spark's "self left semi join", with the state tributary keeps while its
+      // optimizer infers no filters (see above): a left row never meets its right twin before it
+      // is stored, as the twin comes later in the batch. When the optimizer infers the filter,
+      // this case goes and the `it.effect.fails` above becomes a plain `it.effect`.
       yield* testStream(joined, "append", [
         AddData(inputStream, pr(1, 1), pr(2, 2), pr(3, 3), pr(4, 4), pr(5, 5)),
         CheckNewAnswer(l(2, 2), l(4, 4)),
