@@ -94,9 +94,23 @@ const stablePlanId = (owner: object, key: string): number => {
 const attrOfExprCache = new WeakMap<object, E.AttributeReference>()
 
 /**
+ * The watermark delay an expression's value carries: an event-time column's, and (Spark's
+ * `ResolveWindowTime`) `window_time` of a watermarked window column's.
+ */
+const eventTimeDelayOf = (e: E.Expression): number | undefined => {
+  if (e._tag === "AttributeReference") return e.eventTimeDelayMs
+  if (e._tag === "ScalarFunction" && e.name === "window_time" && e.args.length === 1) {
+    const a = e.args[0]
+    return a._tag === "AttributeReference" ? a.eventTimeDelayMs : undefined
+  }
+  return undefined
+}
+
+/**
  * The attribute a named expression of a resolved project or aggregate list produces: an
  * attribute is itself, an alias becomes an attribute with the alias's name and `exprId`. An alias
- * of an attribute keeps its event-time watermark delay, as Spark's `Alias.metadata` does.
+ * of an attribute (or of `window_time` of a window column) keeps its event-time watermark delay,
+ * as Spark's `Alias.metadata` does.
  *
  * @since 0.1.0
  */
@@ -106,7 +120,7 @@ export const toAttribute = (e: E.Expression): E.AttributeReference => {
   if (cached !== undefined) return cached
   let a: E.AttributeReference
   if (e._tag === "Alias") {
-    const delay = e.child._tag === "AttributeReference" ? e.child.eventTimeDelayMs : undefined
+    const delay = eventTimeDelayOf(e.child)
     a = {
       _tag: "AttributeReference",
       name: e.name,
@@ -964,7 +978,7 @@ class Analyzer {
     const sql = `window(${toPrettySQL(w.timeColumn)}, ${w.windowMs * 1000}, ${w.slideMs * 1000}, ${w.startMs * 1000})`
     const timeColumn = this.typeTimeColumn(w.timeColumn, sql, true)
     this.checkWindowDurations(w, sql)
-    const delay = timeColumn._tag === "AttributeReference" ? timeColumn.eventTimeDelayMs : undefined
+    const delay = eventTimeDelayOf(timeColumn)
     const attr: E.AttributeReference = {
       _tag: "AttributeReference",
       name: "window",

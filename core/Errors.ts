@@ -52,6 +52,13 @@ export class StreamingQueryError extends Data.TaggedError("StreamingQueryError")
   readonly batchId: number | undefined
   readonly operatorId?: number | undefined
   readonly cause: unknown
+  /**
+   * Spark's `StreamingQueryException.startOffset`: the offsets committed when the query failed,
+   * as Spark writes an `OffsetSeq` (`[0, {"t":{"0":5}}]`, `-` for a source without one).
+   */
+  readonly startOffset?: string | undefined
+  /** Spark's `StreamingQueryException.endOffset`: the offsets of the batch that was running. */
+  readonly endOffset?: string | undefined
 }> {}
 
 /**
@@ -159,4 +166,36 @@ export const unresolvedColumn = (name: string, candidates: ReadonlyArray<string>
 export const errorClassOf = (cause: unknown): string | undefined => {
   const c = (cause as { readonly errorClass?: unknown } | null | undefined)?.errorClass
   return typeof c === "string" ? c : undefined
+}
+
+/**
+ * The message of a failure of any kind: an `Error`'s or a tagged error's `message`, else the
+ * value as text.
+ *
+ * @since 0.1.0
+ */
+export const messageOf = (cause: unknown): string => {
+  if (cause instanceof Error) return cause.message
+  if (typeof cause === "object" && cause !== null && "message" in cause) return String((cause as { message: unknown }).message)
+  return String(cause)
+}
+
+/**
+ * Spark's `Utils.exceptionString` of the failure's cause, as `QueryTerminatedEvent.exception`
+ * carries it: the error's name and message with its stack trace — not the wrapping
+ * StreamingQueryError (StreamingQueryListenerSuite: the text names the cause, not
+ * "StreamingQueryException").
+ *
+ * @since 0.1.0
+ */
+export const exceptionString = (cause: unknown): string => {
+  const message = messageOf(cause)
+  if (cause instanceof Error) {
+    const head = `${cause.name}: ${message}`
+    const stack = typeof cause.stack === "string" ? cause.stack : ""
+    if (stack.includes(message)) return stack
+    return stack === "" ? head : `${head}\n${stack}`
+  }
+  if (typeof cause === "object" && cause !== null && "_tag" in cause) return `${String((cause as { _tag: unknown })._tag)}: ${message}`
+  return message
 }

@@ -216,6 +216,16 @@ const eliminateSubqueryAliases: Rule = {
   apply: (plan) => P.transformUp(plan, (p) => (p._tag === "SubqueryAlias" ? p.child : p))
 }
 
+/**
+ * Spark's `EliminateEventTimeWatermark`: a watermark over a batch plan (an initial state, the
+ * static side of a join) means nothing; without this it would hold the query's watermark back.
+ */
+const eliminateEventTimeWatermark: Rule = {
+  name: "EliminateEventTimeWatermark",
+  apply: (plan) =>
+    P.transformUp(plan, (p) => (p._tag === "EventTimeWatermark" && !P.isStreaming(p.child) ? p.child : p))
+}
+
 const combine = (outer: P.Filter, inner: P.Filter): P.LogicalPlan => {
   if (!isDeterministic(outer.condition) || !isDeterministic(inner.condition)) return outer
   const have = new Set(splitConjuncts(inner.condition).map(keyOf))
@@ -831,6 +841,7 @@ const removeNoopOperators: Rule = {
  */
 export const rules: ReadonlyArray<Rule> = [
   eliminateSubqueryAliases,
+  eliminateEventTimeWatermark,
   combineFilters,
   pushDownPredicates,
   columnPruning,

@@ -64,6 +64,12 @@ export interface MicroBatchSource {
    * reports it as `sources[].latestOffset`; sources that cannot tell omit it.
    */
   readonly reportLatestOffset?: () => Offset | undefined
+  /**
+   * Spark's `ReportsSourceMetrics.metrics(latestConsumedOffset)`: custom metrics progress
+   * reports as `sources[].metrics` (the Kafka source's `minOffsetsBehindLatest`,
+   * `maxOffsetsBehindLatest`, `avgOffsetsBehindLatest`). Sources without any omit it.
+   */
+  readonly metrics?: (latestConsumedOffset: Offset | undefined) => Readonly<Record<string, string>>
   /** `Trigger.AvailableNow`: fix the offset everything up to which is to be processed. */
   readonly prepareForTriggerAvailableNow?: () => Effect.Effect<void, ConnectorError>
   /**
@@ -229,6 +235,8 @@ export interface SinkContext {
   /** The checkpoint folder of the query (for sinks with their own bookkeeping). */
   readonly checkpointPath: string
   readonly tables: SessionTables
+  /** Spark's conf, for keys like `spark.sql.streaming.fileSink.log.compactInterval`. */
+  readonly conf?: ReadonlyMap<string, string> | undefined
 }
 
 /** A streaming sink format (`writeStream.format(name)`). */

@@ -44,7 +44,9 @@ export { MemoryStream } from "./api/MemoryStream.ts"
 export type { StreamingQuery } from "./api/StreamingQuery.ts"
 export type { StreamingQueryManager } from "./api/StreamingQueryManager.ts"
 export {
+  progressFromJson,
   progressJson,
+  statusJson,
   type QueryIdleEvent,
   type QueryProgressEvent,
   type QueryStartedEvent,

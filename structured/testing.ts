@@ -294,6 +294,17 @@ export const testStream = <R>(
         const action = steps[i]
         switch (action._tag) {
           case "AddData":
+            // Spark's StreamTest: with a processing-time trigger on the test clock, data is added
+            // only once the query waits on the clock, so it lands in the batch the next
+            // AdvanceClock triggers (not in one already running).
+            if (
+              query !== undefined &&
+              trigger?._tag === "ProcessingTime" &&
+              trigger.intervalMs > 0 &&
+              "awaitQuiescent" in query
+            ) {
+              yield* Effect.ignore((query as unknown as Quiescable).awaitQuiescent())
+            }
             yield* action.source.addData(action.rows)
             break
           case "StartStream":
@@ -306,6 +317,11 @@ export const testStream = <R>(
             if (query !== undefined) yield* query.stop()
             break
           case "AdvanceClock": {
+            // Spark's StreamTest first waits until the query waits on the clock (SPARK-16002), so
+            // data added before the advance is in the batch that ran before it.
+            if (query !== undefined && "awaitQuiescent" in query) {
+              yield* Effect.ignore((query as unknown as Quiescable).awaitQuiescent())
+            }
             // Spark's ManualClock.advance: the clock jumps; a query waiting for its next
             // processing-time trigger wakes once, at the new time (SessionState.clockJumpTargetMs).
             const now = yield* Clock.currentTimeMillis

@@ -28,7 +28,7 @@ import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import { type Options, option } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import { OptionReader, invalidOption, parseOptions } from "./FileSourceOptions.ts"
-import { fromUrlPath, hasSinkMetadata, sinkLogFiles } from "./FileStreamLog.ts"
+import { ancestorIsMetadataDirectory, fromUrlPath, hasSinkMetadata, sinkLogFiles } from "./FileStreamLog.ts"
 import { discoverPartitions } from "./PartitionDiscovery.ts"
 
 /** One file to read, with the values of the partition columns of its directory. */
@@ -271,7 +271,9 @@ export const listFiles = (
   connector: string,
   paths: ReadonlyArray<string>,
   options: Options,
-  userSchema: T.StructType | undefined
+  userSchema: T.StructType | undefined,
+  /** Spark's `spark.sql.streaming.fileStreamSink.ignoreMetadata` (SPARK-35565): list a sink folder as any other. */
+  ignoreSinkMetadata = false
 ): Effect.Effect<FileIndex, AnalysisError | ConnectorError> =>
   Effect.gen(function* () {
     const opts = yield* parseOptions(() => {
@@ -294,6 +296,7 @@ export const listFiles = (
       const matches = isGlobPath(abs) ? yield* expandGlob(connector, abs) : [abs]
       if (matches.length === 0) return yield* Effect.fail(pathNotFound(abs))
       for (const m of matches) {
+        if (ancestorIsMetadataDirectory(m)) continue
         const st = yield* statOrUndefined(connector, m)
         if (st === undefined) return yield* Effect.fail(pathNotFound(m))
         roots.push({ path: m, isDir: st.isDirectory(), size: st.size, mtime: Math.floor(st.mtimeMs) })
@@ -302,7 +305,13 @@ export const listFiles = (
 
     // every data file under the roots; a root file is filtered by its own name too
     const all: Array<Listed> = []
-    if (allPaths.length === 1 && roots.length === 1 && !isGlobPath(allPaths[0]) && hasSinkMetadata(roots[0].path)) {
+    if (
+      !ignoreSinkMetadata &&
+      allPaths.length === 1 &&
+      roots.length === 1 &&
+      !isGlobPath(allPaths[0]) &&
+      hasSinkMetadata(roots[0].path)
+    ) {
       // Spark's `MetadataLogFileIndex`: a folder written by the streaming file sink holds
       // exactly the files its `_spark_metadata` log lists (files of failed batches are not data)
       for (const s of yield* sinkLogFiles(roots[0].path, connector)) {

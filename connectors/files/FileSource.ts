@@ -109,6 +109,22 @@ export const makeFileFormat = <O, R>(spec: FileFormatSpec<O, R>): BatchFormat =>
       const index = yield* listFiles(spec.name, paths, options, userSchema)
       const partNames = new Set(index.partitionSchema.fields.map((f) => lower(f.name)))
       if (userSchema !== undefined) {
+        // Spark's `SchemaUtils.checkSchemaColumnNameDuplication` in `DataSource.resolveRelation`
+        // (case-insensitive: spark.sql.caseSensitive is false by default), SPARK-20460
+        const names = new Set<string>()
+        for (const f of userSchema.fields) {
+          const l = lower(f.name)
+          if (names.has(l)) {
+            return yield* Effect.fail(
+              new AnalysisError({
+                reason: "InvalidArgument",
+                errorClass: "COLUMN_ALREADY_EXISTS",
+                message: `[COLUMN_ALREADY_EXISTS] The column \`${l}\` already exists. Choose another name or rename the existing column.`
+              })
+            )
+          }
+          names.add(l)
+        }
         // Spark's `DataSourceUtils.verifySchema` checks the data columns, not the partition ones
         const data = T.struct(userSchema.fields.filter((f) => !partNames.has(lower(f.name))))
         yield* checkSupportedTypes(spec.title, data, spec.supports)

@@ -25,7 +25,8 @@ import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { Clock, Effect } from "effect"
-import { ConnectorError } from "../../core/Errors.ts"
+import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
+import { timeStringAsMs } from "./FileStreamOptions.ts"
 
 /**
  * The file operations a log needs. Synchronous (local files, small texts), so that a batch read
@@ -171,6 +172,43 @@ export const defaultLogSettings = (connector: string): LogSettings => ({
   minBatchesToRetain: 100,
   files: NodeLogFiles
 })
+
+/**
+ * The log settings Spark's confs give the file source (`spark.sql.streaming.fileSource.log.*`)
+ * or sink (`spark.sql.streaming.fileSink.log.*`): compact interval, deletion of expired files,
+ * cleanup delay, and `spark.sql.streaming.minBatchesToRetain`. Fails with Spark's requirement
+ * message for a compact interval that is not positive.
+ *
+ * @since 0.1.0
+ */
+export const logSettingsFromConf = (
+  connector: string,
+  kind: "fileSource" | "fileSink",
+  conf: ReadonlyMap<string, string>
+): LogSettings | AnalysisError => {
+  const num = (key: string, dflt: number): number => {
+    const v = conf.get(key)
+    const n = v === undefined ? dflt : Number(v)
+    return Number.isFinite(n) ? n : dflt
+  }
+  const prefix = `spark.sql.streaming.${kind}.log`
+  const compactInterval = num(`${prefix}.compactInterval`, 10)
+  if (!(compactInterval > 0)) {
+    return new AnalysisError({
+      reason: "InvalidArgument",
+      message: `requirement failed: Please set ${prefix}.compactInterval (was ${compactInterval}) to a positive value.`
+    })
+  }
+  const cleanupDelayMs = timeStringAsMs(conf.get(`${prefix}.cleanupDelay`) ?? "10m")
+  if (cleanupDelayMs instanceof AnalysisError) return cleanupDelayMs
+  return {
+    ...defaultLogSettings(connector),
+    defaultCompactInterval: compactInterval,
+    deleteExpired: (conf.get(`${prefix}.deletion`) ?? "true").toLowerCase() !== "false",
+    cleanupDelayMs,
+    minBatchesToRetain: num("spark.sql.streaming.minBatchesToRetain", 100)
+  }
+}
 
 const logError = (connector: string, path: string, message: string, cause?: unknown): ConnectorError =>
   new ConnectorError({
@@ -496,6 +534,14 @@ export const SINK_METADATA_DIR = "_spark_metadata"
 /** The sink log of an output folder. */
 export const sinkLog = (outputDir: string, settings: LogSettings): CompactibleFileStreamLog<SinkFileStatus> =>
   new CompactibleFileStreamLog(nodePath.join(outputDir, SINK_METADATA_DIR), settings, sinkStatusCodec)
+
+/**
+ * Spark's `FileStreamSink.ancestorIsMetadataDirectory`: the path, or a folder above it, is a
+ * sink's `_spark_metadata`. A batch read drops such root paths (`InMemoryFileIndex.rootPaths`),
+ * so a glob of every folder of a sink's output does not pick up its log files.
+ */
+export const ancestorIsMetadataDirectory = (p: string): boolean =>
+  p.split(/[\\/]+/).some((segment) => segment === SINK_METADATA_DIR)
 
 /**
  * Spark's `FileStreamSink.hasMetadata` for one path: a directory holding `_spark_metadata`.

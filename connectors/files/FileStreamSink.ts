@@ -17,7 +17,7 @@
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
-import { Effect } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import * as Cast from "../../core/Cast.ts"
 import * as T from "../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
@@ -25,7 +25,7 @@ import { option } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { Sink, SinkContext, SinkFormat } from "../../core/Streaming.ts"
 import {
-  defaultLogSettings,
+  logSettingsFromConf,
   type LogFiles,
   NodeLogFiles,
   type SinkFileStatus,
@@ -60,7 +60,6 @@ const isAtomic = (t: T.DataType): boolean =>
   t._tag !== "struct" && t._tag !== "array" && t._tag !== "map" && t._tag !== "calendarInterval"
 
 /** Spark's `OutputMode.toString`. */
-const modeName = (m: string): string => m.charAt(0).toUpperCase() + m.slice(1)
 
 /** Test hooks: how the sink's metadata log touches files. */
 export interface FileSinkHooks {
@@ -78,9 +77,11 @@ const makeSink = (
     if (pathOption === undefined)
       return yield* new AnalysisError({ reason: "InvalidArgument", message: "'path' is not specified" })
     if (ctx.outputMode !== "append") {
+      // Spark 4's `DataSource.createSink` (`dataSourceOutputModeUnsupportedError`)
       return yield* new AnalysisError({
         reason: "UnsupportedOperation",
-        message: `Data source ${name} does not support ${modeName(ctx.outputMode)} output mode`
+        errorClass: "STREAMING_OUTPUT_MODE.UNSUPPORTED_DATASOURCE",
+        message: `[STREAMING_OUTPUT_MODE.UNSUPPORTED_DATASOURCE] Invalid streaming output mode: ${ctx.outputMode}. This output mode is not supported in Data Source ${name}.`
       })
     }
     const out = nodePath.resolve(
@@ -118,7 +119,11 @@ const makeSink = (
     const partSet = new Set(partIdx)
     const dataIdx = fields.map((_, i) => i).filter((i) => !partSet.has(i))
     const dataSchema = T.struct(dataIdx.map((i) => fields[i]))
-    const writer = yield* writerFormat.prepare(dataSchema, ctx.options)
+    // Spark prepares the writer for every batch (`FileFormatWriter.write` -> `prepareWrite`), so a
+    // schema or option the format refuses (text with two columns) fails the first batch written,
+    // not start() (FileStreamSinkSuite "text": a two-column text sink starts and stops cleanly).
+    const prepared = yield* Effect.exit(writerFormat.prepare(dataSchema, ctx.options))
+    const writer = Exit.isSuccess(prepared) ? prepared.value : undefined
     // Spark's `maxRecordsPerFile` (0 or negative: no limit)
     const maxText = option(ctx.options, "maxRecordsPerFile")
     let maxRecordsPerFile = Number.POSITIVE_INFINITY
@@ -139,8 +144,11 @@ const makeSink = (
     const retentionText = option(ctx.options, "retention")
     const retentionMs = retentionText === undefined ? undefined : timeStringAsMs(retentionText)
     if (retentionMs instanceof AnalysisError) return yield* retentionMs
+    // Spark's `spark.sql.streaming.fileSink.log.*` confs (compact interval, deletion, cleanup delay)
+    const logSettings = logSettingsFromConf(name, "fileSink", ctx.conf ?? new Map<string, string>())
+    if (logSettings instanceof AnalysisError) return yield* logSettings
     const log = sinkLog(out, {
-      ...defaultLogSettings(name),
+      ...logSettings,
       files: hooks.logFiles ?? NodeLogFiles,
       retain: retentionMs === undefined ? undefined : (modified, now) => now - modified <= retentionMs
     })
@@ -183,12 +191,12 @@ const makeSink = (
         const folder = dir === "" ? out : nodePath.join(out, dir)
         // Spark's `ManifestFileCommitProtocol.newTaskTempFile`: one task (split 0), a new UUID per
         // file, the file counter (`c000`, `c001` with maxRecordsPerFile) and the format's extension
-        const fileName = `part-00000-${randomUUID()}.c${String(counter).padStart(3, "0")}${writer.extension}`
+        const fileName = `part-00000-${randomUUID()}.c${String(counter).padStart(3, "0")}${writer!.extension}`
         const final = nodePath.join(folder, fileName)
         const tmp = nodePath.join(folder, `.${fileName}.tmp`)
         yield* Effect.try({ try: () => fs.mkdirSync(folder, { recursive: true }), catch: (e) => ioError(folder, e) })
         written.push(tmp)
-        yield* writer.write(tmp, rows)
+        yield* writer!.write(tmp, rows)
         const st = yield* Effect.try({
           try: () => {
             fs.renameSync(tmp, final)
@@ -217,6 +225,16 @@ const makeSink = (
           if (batch.batchId <= latest) {
             yield* Effect.logInfo(`Skipping already committed batch ${batch.batchId}`)
             return
+          }
+          if (Exit.isFailure(prepared)) {
+            const error = Cause.squash(prepared.cause)
+            return yield* new ConnectorError({
+              connector: name,
+              domain: "user",
+              retryable: false,
+              message: error instanceof Error ? error.message : String(error),
+              cause: error
+            })
           }
           const written: Array<string> = []
           const statuses: Array<SinkFileStatus> = []
@@ -263,7 +281,8 @@ const makeSink = (
 /**
  * The streaming sink format of a file format: `writeStream.format(writer.name)`. It accepts the
  * `update` and `complete` modes at the contract level so that `start()` fails with Spark's own
- * message (`Data source json does not support Update output mode`).
+ * message (`[STREAMING_OUTPUT_MODE.UNSUPPORTED_DATASOURCE] Invalid streaming output mode: update. This
+ * output mode is not supported in Data Source json.`).
  *
  * @example
  * ```ts

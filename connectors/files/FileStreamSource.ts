@@ -22,7 +22,7 @@
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { Cause, Effect, Exit } from "effect"
-import type * as T from "../../core/DataType.ts"
+import * as T from "../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import { type BatchFormat, type Options, option } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
@@ -30,15 +30,18 @@ import type { MicroBatchSource, ReadLimit, SourceContext, SourceFormat } from ".
 import { type InputFile, globToRegExp, isGlobPath, listFiles, pathNotFound, qualifiedName } from "./FileListing.ts"
 import {
   CompactibleFileStreamLog,
-  defaultLogSettings,
   fromUrlPath,
   hasSinkMetadata,
+  logSettingsFromConf,
   type SourceFileEntry,
   sourceEntryCodec,
   toUrlPath
 } from "./FileStreamLog.ts"
-import { type FileStreamOptions, parseFileStreamOptions, timeStringAsMs } from "./FileStreamOptions.ts"
+import { type FileStreamOptions, parseFileStreamOptions } from "./FileStreamOptions.ts"
+import { mergeDataAndPartitionSchema, unableToInferSchema } from "./FileSource.ts"
 import { asNullable } from "./FileSourceOptions.ts"
+import { parquetFooterSchema } from "./ParquetFooter.ts"
+import { mergeTypes } from "./ParquetFormat.ts"
 import { textSchema } from "./TextFormat.ts"
 
 /** Spark's `FileStreamSourceOffset`: the last batch of the source's log in a micro-batch. */
@@ -82,6 +85,28 @@ const failureOf = (cause: Cause.Cause<unknown>, format: string): AnalysisError =
 }
 
 /**
+ * A parquet source's inferred schema, read synchronously from the footers (`ParquetFooter.ts`):
+ * the first file's, or all files' merged with `mergeSchema`, then the partition columns, as
+ * `ParquetFormat.resolveSchema` gives it through DuckDB.
+ */
+const parquetSourceSchema = (path: string, options: Options): T.StructType | AnalysisError => {
+  const listed = Effect.runSyncExit(listFiles("parquet", [path], options, undefined))
+  if (Exit.isFailure(listed)) return failureOf(listed.cause, "parquet")
+  const files = listed.value.files
+  if (files.length === 0) return unableToInferSchema("Parquet")
+  const merge = (option(options, "mergeSchema") ?? "false").trim().toLowerCase() === "true"
+  let data: T.DataType = T.struct([])
+  for (const file of merge ? files : files.slice(0, 1)) {
+    const s = parquetFooterSchema(file.path)
+    if (typeof s === "string") return invalid(`Could not read the Parquet footer of ${qualifiedName(file.path)}: ${s}`)
+    const m = mergeTypes(data, s, "")
+    if (m instanceof ConnectorError) return invalid(m.message)
+    data = m
+  }
+  return asNullable(mergeDataAndPartitionSchema(data as T.StructType, listed.value.partitionSchema))
+}
+
+/**
  * The schema of a file stream (Spark's `DataSource.sourceSchema` for file formats): the user's
  * data columns, or with `spark.sql.streaming.schemaInference` (and always for `text`) the one
  * inferred from the files already there, followed by the partition columns found below the path.
@@ -99,6 +124,7 @@ const sourceSchema = (
   if (!glob && !fs.existsSync(localPath(path))) return pathNotFound(localPath(path))
   const inference = (conf?.get("spark.sql.streaming.schemaInference") ?? "false").toLowerCase() === "true"
   if (!inference && format.name !== "text" && userSchema === undefined) return schemaNotSpecified()
+  if (format.name === "parquet" && userSchema === undefined) return parquetSourceSchema(path, withoutPath(options))
   const exit = Effect.runSyncExit(format.resolveSchema([path], userSchema, withoutPath(options)))
   if (Exit.isSuccess(exit)) return exit.value
   const failure = failureOf(exit.cause, format.name)
@@ -110,11 +136,25 @@ const sourceSchema = (
   return failure
 }
 
-/** Spark's `SeenFilesMap`: known files and their timestamps, forgetting those older than `maxAgeMs`. */
-class SeenFilesMap {
+/**
+ * Spark's `FileStreamSource.SeenFilesMap`: the files already taken and their timestamps. `purge`
+ * forgets those older than the newest by more than `maxAgeMs`, and from then on a file older than
+ * that threshold is not new either; with `fileNameOnly` a file is known by its name alone.
+ *
+ * @example
+ * ```ts
+ * const map = new SeenFilesMap(10, false)
+ * map.add("file:/a", 5)
+ * map.add("file:/c", 16)
+ * map.purge() // forgets a (5 < 16 - 10)
+ * map.isNewFile("file:/d", 5) // false: older than the purge threshold
+ * ```
+ * @since 0.1.0
+ */
+export class SeenFilesMap {
   readonly maxAgeMs: number
   readonly fileNameOnly: boolean
-  readonly map = new Map<string, number>()
+  private readonly map = new Map<string, number>()
   latestTimestamp = 0
   lastPurgeTimestamp = 0
 
@@ -135,6 +175,11 @@ class SeenFilesMap {
   /** New: not seen, and not older than the purge threshold (so a purged file is never taken again). */
   isNewFile(url: string, timestamp: number): boolean {
     return timestamp >= this.lastPurgeTimestamp && !this.map.has(this.key(url))
+  }
+
+  /** The number of files remembered. */
+  get size(): number {
+    return this.map.size
   }
 
   purge(): number {
@@ -199,12 +244,6 @@ const archiveMatchesSource = (source: string, archive: string): boolean => {
   return true
 }
 
-const confNumber = (conf: ReadonlyMap<string, string>, key: string, dflt: number): number => {
-  const v = conf.get(key)
-  const n = v === undefined ? dflt : Number(v)
-  return Number.isFinite(n) ? n : dflt
-}
-
 const connectorError = (connector: string, message: string, domain: "user" | "internal" = "internal") =>
   new ConnectorError({ connector, domain, retryable: false, message })
 
@@ -225,14 +264,8 @@ const makeSource = (
     const conf = ctx.conf
     const glob = isGlobPath(path)
     const absPath = localPath(path)
-    const compactInterval = confNumber(conf, "spark.sql.streaming.fileSource.log.compactInterval", 10)
-    if (!(compactInterval > 0)) {
-      return yield* invalid(
-        `requirement failed: Please set spark.sql.streaming.fileSource.log.compactInterval (was ${compactInterval}) to a positive value.`
-      )
-    }
-    const cleanupDelay = timeStringAsMs(conf.get("spark.sql.streaming.fileSource.log.cleanupDelay") ?? "10m")
-    if (cleanupDelay instanceof AnalysisError) return yield* cleanupDelay
+    const logSettings = logSettingsFromConf(name, "fileSource", conf)
+    if (logSettings instanceof AnalysisError) return yield* logSettings
     const archiveDir = o.sourceArchiveDir === undefined ? undefined : localPath(o.sourceArchiveDir)
     if (o.cleanSource === "ARCHIVE" && archiveDir !== undefined && archiveMatchesSource(absPath, archiveDir)) {
       return yield* invalid(
@@ -241,13 +274,7 @@ const makeSource = (
     }
     const log = new CompactibleFileStreamLog<SourceFileEntry>(
       ctx.metadataPath,
-      {
-        ...defaultLogSettings(name),
-        defaultCompactInterval: compactInterval,
-        deleteExpired: (conf.get("spark.sql.streaming.fileSource.log.deletion") ?? "true").toLowerCase() !== "false",
-        cleanupDelayMs: cleanupDelay,
-        minBatchesToRetain: confNumber(conf, "spark.sql.streaming.minBatchesToRetain", 100)
-      },
+      logSettings,
       sourceEntryCodec
     )
     let currentLogOffset = yield* log.latestBatchId()
@@ -260,16 +287,22 @@ const makeSource = (
     for (const e of yield* log.allEntries()) seen.add(e.path, e.timestamp)
     seen.purge()
 
+    const ignoreSinkMetadata =
+      (conf.get("spark.sql.streaming.fileStreamSink.ignoreMetadata") ?? "false").toLowerCase() === "true"
     const listOptions = withoutPath(ctx.options)
     // Spark's `optionsForInnerDataSource`: partition discovery stops at the source folder
     const readOptions: Record<string, string> = glob ? listOptions : { ...listOptions, basePath: absPath }
     let unreadFiles: ReadonlyArray<NewFile> | undefined
     let availableNowFiles: ReadonlyArray<NewFile> | undefined
     let lastCleaned: number | undefined
+    /** The start offset of each batch read, by its end: what `commit(end)` may clean. */
+    const batchStarts = new Map<number, number>()
+    /** Whether a batch was planned since this source was created (not the commit of a restart). */
+    let planned = false
 
     /** Spark's `fetchAllFiles`: every file of the source, oldest first (newest with latestFirst). */
     const fetchAllFiles = Effect.gen(function* () {
-      if (!glob && o.cleanSource !== "OFF" && hasSinkMetadata(absPath)) {
+      if (!glob && o.cleanSource !== "OFF" && !ignoreSinkMetadata && hasSinkMetadata(absPath)) {
         return yield* new ConnectorError({
           connector: name,
           domain: "user",
@@ -277,7 +310,7 @@ const makeSource = (
           message: "Clean up source files is not supported when reading from the output directory of FileStreamSink."
         })
       }
-      const listed = yield* listFiles(name, [path], listOptions, ctx.schema).pipe(
+      const listed = yield* listFiles(name, [path], listOptions, ctx.schema, ignoreSinkMetadata).pipe(
         Effect.catchTag("AnalysisError", (e) =>
           // a folder or glob with nothing in it yet is a stream that has not started
           e.reason === "PathNotFound"
@@ -408,13 +441,18 @@ const makeSource = (
           : o.maxBytesPerTrigger !== undefined
             ? { _tag: "MaxBytes", maxBytes: o.maxBytesPerTrigger }
             : { _tag: "AllAvailable" },
-      latestOffset: (_start, limit) => fetchMaxOffset(limit),
+      latestOffset: (_start, limit) =>
+        Effect.suspend(() => {
+          planned = true
+          return fetchMaxOffset(limit)
+        }),
       getBatch: (start, end) =>
         Effect.gen(function* () {
           const s = asOffset(start)
           const e = asOffset(end)
           if (s === undefined || e === undefined) return yield* offsetError({ start, end })
           if (s > e) return yield* connectorError(name, `startOffset(${s}) > endOffset(${e})`)
+          if (o.cleanSource !== "OFF") batchStarts.set(e, s)
           const entries = yield* entriesOf(s + 1, e)
           if (entries.length === 0) return [] as ReadonlyArray<InternalRow>
           const paths = entries.map((x) => literalPath(fromUrlPath(x.path)))
@@ -424,10 +462,19 @@ const makeSource = (
         Effect.gen(function* () {
           const e = asOffset(end)
           if (e === undefined) return yield* offsetError(end)
-          if (o.cleanSource === "OFF" || e < 0) return
-          const from = lastCleaned === undefined ? e : lastCleaned + 1
-          if (from <= e) yield* clean(yield* entriesOf(Math.max(0, from), e))
-          lastCleaned = e
+          // the engine commits the last committed batch again on a restart: Spark cleans its
+          // files only once the next batch is planned
+          if (o.cleanSource === "OFF" || !planned) return
+          // Spark commits a source's offsets of batch N - 1 when batch N is planned
+          // (`MicroBatchExecution.constructNextBatch`), so a batch's files are cleaned once the
+          // next batch starts, not when their own batch ends ("remove completed files when
+          // remove option is enabled"): here, the files up to this batch's start offset.
+          const upTo = batchStarts.get(e) ?? e
+          for (const k of [...batchStarts.keys()]) if (k <= e) batchStarts.delete(k)
+          if (upTo < 0) return
+          const from = lastCleaned === undefined ? upTo : lastCleaned + 1
+          if (from <= upTo) yield* clean(yield* entriesOf(Math.max(0, from), upTo))
+          lastCleaned = Math.max(lastCleaned ?? -1, upTo)
         }),
       decodeOffset: (json) => {
         const n = asOffset(json)
@@ -463,8 +510,45 @@ export const fileStreamSourceFormat = (format: BatchFormat): SourceFormat => ({
     Effect.gen(function* () {
       const path = option(ctx.options, "path")
       if (path === undefined) return yield* invalid("'path' is not specified")
-      const parsed = parseFileStreamOptions(ctx.options)
-      if (parsed instanceof AnalysisError) return yield* parsed
-      return yield* makeSource(format, ctx, path, parsed)
+      const built = yield* Effect.exit(
+        Effect.suspend(() => {
+          const parsed = parseFileStreamOptions(ctx.options)
+          return parsed instanceof AnalysisError ? Effect.fail(parsed) : makeSource(format, ctx, path, parsed)
+        })
+      )
+      if (Exit.isSuccess(built)) return built.value
+      // Spark builds a file source in the stream thread (`MicroBatchExecution.logicalPlan`), so a
+      // bad option (maxFilesPerTrigger "0", modifiedBefore, an archive folder matching the source)
+      // does not fail start(): the query starts and fails with it ("max files per trigger -
+      // incorrect values", SPARK-31962).
+      const error = Cause.squash(built.cause)
+      return failedSource(ctx, format.name, path, error)
     })
 })
+
+/** A source that could not be built: the query fails with `error` at its first step. */
+const failedSource = (ctx: SourceContext, name: string, path: string, error: unknown): MicroBatchSource => {
+  const failure = Effect.fail(
+    error instanceof ConnectorError
+      ? error
+      : new ConnectorError({
+          connector: name,
+          domain: "user",
+          retryable: false,
+          message: error instanceof Error ? error.message : String(error),
+          cause: error
+        })
+  )
+  return {
+    description: `FileStreamSource[${qualifiedName(localPath(path))}]`,
+    schema: ctx.schema,
+    initialOffset: () => failure,
+    defaultReadLimit: (): ReadLimit => ({ _tag: "AllAvailable" }),
+    latestOffset: () => failure,
+    getBatch: () => failure,
+    commit: () => failure,
+    decodeOffset: () => failure,
+    prepareForTriggerAvailableNow: () => failure,
+    stop: () => Effect.void
+  }
+}

@@ -17,13 +17,13 @@
 import { Effect } from "effect"
 import * as Cast from "../../core/Cast.ts"
 import * as T from "../../core/DataType.ts"
-import { ConnectorError } from "../../core/Errors.ts"
+import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import type { BatchFormat } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { InputFile } from "./FileListing.ts"
 import { qualifiedName } from "./FileListing.ts"
 import { type FileReader, makeFileFormat, noResource } from "./FileSource.ts"
-import { checkCorruptColumn } from "./FileSourceOptions.ts"
+import { checkCorruptColumn, sqlType } from "./FileSourceOptions.ts"
 import {
   canonicalizeJsonType,
   jsonCompatibleRootType,
@@ -406,13 +406,41 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
       })
   })
 
+const hasNonStringMapKey = (t: T.DataType): boolean => {
+  switch (t._tag) {
+    case "map":
+      return t.keyType._tag !== "string" || hasNonStringMapKey(t.keyType) || hasNonStringMapKey(t.valueType)
+    case "array":
+      return hasNonStringMapKey(t.elementType)
+    case "struct":
+      return t.fields.some((f) => hasNonStringMapKey(f.dataType))
+    default:
+      return false
+  }
+}
+
+/**
+ * Spark's `ExprUtils.checkJsonSchema` (SPARK-35320): JSON object keys are strings, so a map
+ * anywhere in the user's schema must have string keys (`INVALID_JSON_SCHEMA_MAP_TYPE`).
+ */
+const checkMapKeys = (schema: T.StructType): Effect.Effect<void, AnalysisError> =>
+  hasNonStringMapKey(schema)
+    ? Effect.fail(
+        new AnalysisError({
+          reason: "DataTypeMismatch",
+          errorClass: "INVALID_JSON_SCHEMA_MAP_TYPE",
+          message: `[INVALID_JSON_SCHEMA_MAP_TYPE] Input schema "${sqlType(schema)}" can only contain STRING as a key type for a MAP.`
+        })
+      )
+    : Effect.void
+
 /** The `json` format. */
 export const JsonFormat: BatchFormat = makeFileFormat<JsonOptions, undefined>({
   name: "json",
   title: "JSON",
   parseOptions: parseJsonOptions,
   supports,
-  checkUserSchema: (data, o) => checkCorruptColumn(data, o.corruptColumn),
+  checkUserSchema: (data, o) => Effect.andThen(checkMapKeys(data), checkCorruptColumn(data, o.corruptColumn)),
   withResource: noResource,
   inferSchema,
   makeReader

@@ -87,7 +87,7 @@ const mergeError = (message: string): ConnectorError =>
   new ConnectorError({ connector: "parquet", domain: "user", retryable: false, message })
 
 /** Spark's `StructType.merge` for `mergeSchema`: fields by name, equal types (recursively). */
-const mergeTypes = (a: T.DataType, b: T.DataType, name: string): T.DataType | ConnectorError => {
+export const mergeTypes = (a: T.DataType, b: T.DataType, name: string): T.DataType | ConnectorError => {
   if (a._tag === "struct" && b._tag === "struct") {
     const fields = [...a.fields]
     for (const fb of b.fields) {

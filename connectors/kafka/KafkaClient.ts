@@ -280,6 +280,38 @@ const byTopic = (tps: ReadonlyArray<TopicPartition>): Map<string, Array<number>>
   return m
 }
 
+/**
+ * Refreshes the cluster's metadata when it does not know a leader of some partition yet: a
+ * partition added to a topic after the metadata was loaded (Spark's consumer sees it at its
+ * next metadata refresh; KafkaSourceSuiteBase's "Add partitions" steps read it in the next batch).
+ */
+const ensurePartitionsKnown = async (c: Connection, groups: ReadonlyMap<string, ReadonlyArray<number>>) => {
+  for (const [topic, ps] of groups) {
+    const leaders = c.cluster.findLeaderForPartitions(topic, ps)
+    let known = 0
+    for (const node of Object.keys(leaders)) known += leaders[node].length
+    if (known < ps.length) {
+      await c.cluster.refreshMetadata()
+      return
+    }
+  }
+}
+
+/** kafkajs's error for a topic or partition the broker does not host (deleted, or being deleted). */
+const isUnknownTopic = (e: unknown): boolean => {
+  const x = e as { type?: string; name?: string; message?: string } | null
+  return (
+    x?.type === "UNKNOWN_TOPIC_OR_PARTITION" ||
+    (typeof x?.message === "string" && x.message.includes("does not host this topic-partition"))
+  )
+}
+
+/** Drops a topic from kafkajs's metadata targets (its private `targetTopics` set). */
+const forgetTopic = (c: Connection, topic: string): void => {
+  const targets = (c.cluster as unknown as { targetTopics?: Set<string> }).targetTopics
+  if (targets instanceof Set) targets.delete(topic)
+}
+
 /** Max bytes of one fetch per partition. */
 const FETCH_MAX_BYTES = 8 * 1024 * 1024
 
@@ -341,23 +373,53 @@ export const makeReader = (config: ClientConfig): KafkaReader => {
     const out = new Map<string, number>()
     if (tps.length === 0) return out
     const groups = byTopic(tps)
-    // Refreshes the metadata only when a topic is new to this cluster object.
-    await c.cluster.addMultipleTargetTopics([...groups.keys()])
     if (spec.timestamps === undefined) {
-      const res = await c.cluster.fetchTopicsOffset(
-        [...groups].map(([topic, ps]) => ({
-          topic,
-          partitions: ps.map((partition) => ({ partition })),
-          fromBeginning: spec.fromBeginning === true
-        }))
-      )
-      for (const t of res)
-        for (const p of t.partitions) out.set(tpString({ topic: t.topic, partition: p.partition }), Number(p.offset))
+      const request = (entries: ReadonlyArray<readonly [string, ReadonlyArray<number>]>) =>
+        c.cluster.fetchTopicsOffset(
+          entries.map(([topic, ps]) => ({
+            topic,
+            partitions: ps.map((partition) => ({ partition })),
+            fromBeginning: spec.fromBeginning === true
+          }))
+        )
+      const collect = (res: Awaited<ReturnType<typeof request>>) => {
+        for (const t of res)
+          for (const p of t.partitions) out.set(tpString({ topic: t.topic, partition: p.partition }), Number(p.offset))
+      }
+      try {
+        // Refreshes the metadata only when a topic is new to this cluster object.
+        await c.cluster.addMultipleTargetTopics([...groups.keys()])
+        await ensurePartitionsKnown(c, groups)
+        collect(await request([...groups]))
+      } catch (e) {
+        if (!isUnknownTopic(e)) throw e
+        // A topic deleted since partition discovery (Spark's admin reader lists only existing
+        // topics): its partitions get no offset, which the source reports as deleted partitions
+        // (data loss, failing or skipped by `failOnDataLoss`) — Spark's "subscribing topic by
+        // pattern with topic deletions". The deleted topic leaves the cluster's metadata
+        // targets, or every later metadata refresh would fail on it.
+        for (const topic of groups.keys()) forgetTopic(c, topic)
+        for (const entry of groups) {
+          try {
+            await c.cluster.addMultipleTargetTopics([entry[0]])
+            await ensurePartitionsKnown(c, new Map([entry]))
+            collect(await request([entry]))
+          } catch (e2) {
+            if (!isUnknownTopic(e2)) throw e2
+            forgetTopic(c, entry[0])
+          }
+        }
+      }
       return out
     }
+    await c.cluster.addMultipleTargetTopics([...groups.keys()])
+    await ensurePartitionsKnown(c, groups)
     // One request per distinct timestamp: kafkajs asks one timestamp per topic.
     for (const tp of tps) {
-      const ts = spec.timestamps.get(tpString(tp)) as number
+      // A timestamp beyond 2^53 (Spark's tests use Long.MaxValue) is not exact as a JavaScript
+      // number and kafkajs would send it mangled; no record has a timestamp that far, so the
+      // largest exact integer finds the same nothing (Spark: "No offset matched").
+      const ts = Math.min(spec.timestamps.get(tpString(tp)) as number, Number.MAX_SAFE_INTEGER)
       const res = await c.cluster.fetchTopicsOffset([
         { topic: tp.topic, partitions: [{ partition: tp.partition }], fromTimestamp: ts }
       ])
@@ -368,6 +430,7 @@ export const makeReader = (config: ClientConfig): KafkaReader => {
   }
 
   const fetchOnce = async (c: Connection, tp: TopicPartition, offset: number): Promise<FetchedBatch> => {
+    await ensurePartitionsKnown(c, new Map([[tp.topic, [tp.partition]]]))
     const leaders = c.cluster.findLeaderForPartitions(tp.topic, [tp.partition])
     const nodeId = Object.keys(leaders)[0]
     if (nodeId === undefined) throw new Error(`no leader for ${tpString(tp)}`)

@@ -36,7 +36,15 @@ export const EARLIEST = -2
 export type OffsetRangeLimit =
   | { readonly _tag: "Earliest" }
   | { readonly _tag: "Latest" }
-  | { readonly _tag: "SpecificOffsets"; readonly offsets: PartitionOffsets }
+  | {
+      readonly _tag: "SpecificOffsets"
+      readonly offsets: PartitionOffsets
+      /**
+       * Topic-level limits (`{"topicA":"earliest"}`): every partition of the topic starts at
+       * `EARLIEST` or `LATEST`, whatever partitions it has when the offsets are resolved.
+       */
+      readonly topicOffsets?: ReadonlyMap<string, number>
+    }
   | {
       readonly _tag: "SpecificTimestamps"
       readonly timestamps: PartitionOffsets
@@ -192,6 +200,41 @@ export const parsePartitionOffsets = (
   return out
 }
 
+/**
+ * Spark's starting/ending offsets JSON with topic-level limits: a topic maps to per-partition
+ * offsets (`{"0":23}`) or to `"earliest"` / `"latest"` (any case) for all its partitions —
+ * Spark's `SpecificOffsetRangeLimit(partitionOffsets, topicOffsets)` ("subscribing topics from
+ * topic-level offsets").
+ *
+ * @example
+ * ```ts
+ * import { parseOffsetsWithTopics } from "./KafkaOptions.ts"
+ * parseOffsetsWithTopics(`{"a":"eArLiEst","b":{"0":23}}`)
+ * // { offsets: Map { "b" => Map { 0 => 23 } }, topicOffsets: Map { "a" => -2 } }
+ * ```
+ * @since 0.1.0
+ */
+export const parseOffsetsWithTopics = (
+  str: string
+): { readonly offsets: PartitionOffsets; readonly topicOffsets: ReadonlyMap<string, number> } | AnalysisError => {
+  const json = parseJson(str)
+  if (!isObject(json)) return invalid(`Expected e.g. ${PARTITION_OFFSETS_EXAMPLE}, got ${str}`)
+  const topicOffsets = new Map<string, number>()
+  const rest: Record<string, unknown> = {}
+  for (const [topic, v] of Object.entries(json)) {
+    if (typeof v === "string" && v.toLowerCase() === "earliest") topicOffsets.set(topic, EARLIEST)
+    else if (typeof v === "string" && v.toLowerCase() === "latest") topicOffsets.set(topic, LATEST)
+    else rest[topic] = v
+  }
+  if (topicOffsets.size === 0) {
+    const offsets = parsePartitionOffsets(str)
+    return offsets instanceof AnalysisError ? offsets : { offsets, topicOffsets }
+  }
+  const offsets = parsePartitionOffsets(JSON.stringify(rest))
+  if (offsets instanceof AnalysisError) return invalid(`Expected e.g. ${PARTITION_OFFSETS_EXAMPLE}, got ${str}`)
+  return { offsets, topicOffsets }
+}
+
 /** Spark's `JsonUtils.partitions`: `{"topicA":[0,1]}` to topic partitions. */
 export const parsePartitions = (str: string): ReadonlyArray<TopicPartition> | AnalysisError => {
   const json = parseJson(str)
@@ -244,8 +287,11 @@ const offsetRangeLimit = (
   const t = javaTrim(text)
   if (t.toLowerCase() === "latest") return { _tag: "Latest" }
   if (t.toLowerCase() === "earliest") return { _tag: "Earliest" }
-  const offsets = parsePartitionOffsets(t)
-  return offsets instanceof AnalysisError ? offsets : { _tag: "SpecificOffsets", offsets }
+  const parsed = parseOffsetsWithTopics(t)
+  if (parsed instanceof AnalysisError) return parsed
+  return parsed.topicOffsets.size === 0
+    ? { _tag: "SpecificOffsets", offsets: parsed.offsets }
+    : { _tag: "SpecificOffsets", offsets: parsed.offsets, topicOffsets: parsed.topicOffsets }
 }
 
 const STRATEGY_KEYS = ["subscribe", "subscribepattern", "assign"]

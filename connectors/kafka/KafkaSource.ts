@@ -60,6 +60,17 @@ export const dataLossError = (sub: string, reason: string): ConnectorError =>
 /** Spark's `Set(a-0, b-1)` text of a set of topic partitions. */
 const setString = (keys: ReadonlyArray<string>): string => `Set(${keys.join(", ")})`
 
+/** Scala's `Map(a-0 -> 3, b-1 -> 5)` text of offsets by topic partition. */
+const mapString = (offsets: OffsetMap): string =>
+  `Map(${[...offsets.keys()]
+    .sort()
+    .map((k) => `${k} -> ${offsets.get(k)}`)
+    .join(", ")})`
+
+/** Spark's `KafkaIllegalStateException` of the Trigger.AvailableNow checks. */
+const availableNowError = (condition: string, message: string): ConnectorError =>
+  new ConnectorError({ connector: CONNECTOR, domain: "external", retryable: false, message: `[${condition}] ${message}` })
+
 /** One partition's range to read: `[from, until)`. */
 export interface OffsetRange {
   readonly tp: TopicPartition
@@ -128,8 +139,6 @@ const keyToTp = (key: string): TopicPartition => {
   return { topic: key.slice(0, i), partition: Number(key.slice(i + 1)) }
 }
 
-const EMPTY_HEADERS: ReadonlyArray<InternalRow> = []
-
 /** A kafkajs record as a row of Spark's Kafka schema (timestamps in ms, bytes as Uint8Array). */
 const toRow = (tp: TopicPartition, m: RawMessage, includeHeaders: boolean): InternalRow => {
   const row: Array<unknown> = [
@@ -143,7 +152,9 @@ const toRow = (tp: TopicPartition, m: RawMessage, includeHeaders: boolean): Inte
   ]
   if (includeHeaders) {
     const keys = Object.keys(m.headers)
-    if (keys.length === 0) row.push(EMPTY_HEADERS)
+    // Spark's KafkaRecordToRowConverter: a record without headers has null `headers`, not an
+    // empty array (KafkaRelationSuite "default starting and ending offsets with headers").
+    if (keys.length === 0) row.push(null)
     else {
       const hs: Array<InternalRow> = []
       for (const k of keys) {
@@ -158,6 +169,25 @@ const toRow = (tp: TopicPartition, m: RawMessage, includeHeaders: boolean): Inte
 }
 
 /**
+ * The largest record timestamp (ms) Spark's `timestamp` column holds: Spark converts it to
+ * microseconds in a long, so a larger one (a producer writing nanoseconds) overflows.
+ */
+const MAX_TIMESTAMP_MS = 9_223_372_036_854_775
+
+/**
+ * Spark's `KAFKA_MALFORMED_RECORD_TIMESTAMP` (SQLSTATE 22008, SPARK-56243): a record timestamp
+ * outside the range of the `timestamp` column fails the read with the topic, partition, offset
+ * and timestamp instead of a bare overflow.
+ */
+const malformedTimestamp = (tp: TopicPartition, m: RawMessage): ConnectorError =>
+  new ConnectorError({
+    connector: CONNECTOR,
+    domain: "external",
+    retryable: false,
+    message: `[KAFKA_MALFORMED_RECORD_TIMESTAMP] The Kafka record at offset ${m.offset} of topic-partition ${tpString(tp)} has timestamp ${m.timestamp}, which cannot be converted to a Spark timestamp (milliseconds overflow microseconds); the producer may have written a timestamp in another unit. SQLSTATE: 22008`
+  })
+
+/**
  * Reads the ranges' records as rows, partition after partition (Spark's batch partitions,
  * read here in one process). Missing offsets are reported as `COULD_NOT_READ_OFFSET_RANGE`.
  */
@@ -170,7 +200,7 @@ export const readRanges = (
     Effect.forEach(
       ranges,
       (r) =>
-        Effect.map(
+        Effect.flatMap(
           reader.read(r.tp, r.from, r.until, (from, to) => {
             if (options.failOnDataLoss) {
               throw new NonRetryable(
@@ -183,8 +213,13 @@ export const readRanges = (
           }),
           (messages) => {
             const rows = new Array<InternalRow>(messages.length)
-            for (let i = 0; i < messages.length; i++) rows[i] = toRow(r.tp, messages[i], options.includeHeaders)
-            return rows
+            for (let i = 0; i < messages.length; i++) {
+              const m = messages[i]
+              const ts = Number(m.timestamp)
+              if (ts > MAX_TIMESTAMP_MS || ts < -MAX_TIMESTAMP_MS) return Effect.fail(malformedTimestamp(r.tp, m))
+              rows[i] = toRow(r.tp, m, options.includeHeaders)
+            }
+            return Effect.succeed(rows)
           }
         ),
       { concurrency: 4 }
@@ -213,6 +248,9 @@ export const resolveLimit = (
         const specified: Array<string> = []
         for (const [topic, parts] of limit.offsets)
           for (const p of parts.keys()) specified.push(tpString({ topic, partition: p }))
+        // Topic-level limits name every partition their topic has now.
+        const topicLevel = limit.topicOffsets ?? new Map<string, number>()
+        for (const tp of tps) if (topicLevel.has(tp.topic)) specified.push(tpString(tp))
         const assigned = tps.map(tpString)
         if ([...specified].sort().join(",") !== [...assigned].sort().join(",")) {
           return yield* new ConnectorError({
@@ -230,6 +268,12 @@ export const resolveLimit = (
             const k = tpString({ topic, partition: p })
             out.set(k, o === LATEST ? (latest.get(k) ?? 0) : o === EARLIEST ? (earliest.get(k) ?? 0) : o)
           }
+        }
+        for (const tp of tps) {
+          const o = topicLevel.get(tp.topic)
+          if (o === undefined) continue
+          const k = tpString(tp)
+          out.set(k, o === LATEST ? (latest.get(k) ?? 0) : (earliest.get(k) ?? 0))
         }
         return out
       }
@@ -251,7 +295,7 @@ export const resolveLimit = (
               connector: CONNECTOR,
               domain: "user",
               retryable: false,
-              message: `[KAFKA_TIMESTAMP_OFFSET_DOES_NOT_MATCH_ASSIGNED] Partitions specified for Kafka timestamp based ${position === "start" ? "starting" : "ending"} offsets don't match what are assigned. Maybe topic partitions are created or deleted while the query is running, or you didn't specify all the partitions.\nSpecified: ${setString(specified.sort())} Assigned: ${setString(assigned)}`
+              message: `[KAFKA_TIMESTAMP_OFFSET_DOES_NOT_MATCH_ASSIGNED] Partitions specified for Kafka timestamp based ${position} offsets don't match what are assigned. Maybe topic partitions are created or deleted while the query is running, or you didn't specify all the partitions.\nSpecified: ${setString(specified.sort())} Assigned: ${setString(assigned)}`
             })
           }
         }
@@ -316,6 +360,41 @@ export const rateLimit = (
 }
 
 const asOffset = (o: Offset): Map<string, number> => fromJson(o as KafkaSourceOffset)
+
+/** Java's `Double.toString` for the averages Spark reports (`3.0`, `2.5`). */
+const javaDouble = (x: number): string => (Number.isInteger(x) && Math.abs(x) < 1e7 ? `${x}.0` : String(x))
+
+/**
+ * Spark's `KafkaMicroBatchStream.metrics`: how far the last consumed offset is behind the
+ * partitions' latest offsets (a partition the consumed offset lacks counts from 0), as
+ * `minOffsetsBehindLatest`, `maxOffsetsBehindLatest` and `avgOffsetsBehindLatest`; no metrics
+ * without a consumed offset or without known latest offsets.
+ *
+ * @example
+ * ```ts
+ * import { offsetsBehindLatestMetrics } from "./KafkaSource.ts"
+ * offsetsBehindLatestMetrics({ a: { "0": 1 }, b: { "0": 2 } }, new Map([["a-0", 3], ["b-0", 6]]))
+ * // { minOffsetsBehindLatest: "2", maxOffsetsBehindLatest: "4", avgOffsetsBehindLatest: "3.0" }
+ * ```
+ * @since 0.1.0
+ */
+export const offsetsBehindLatestMetrics = (
+  latestConsumed: Offset | undefined,
+  latestAvailable: OffsetMap | undefined
+): Readonly<Record<string, string>> => {
+  if (latestConsumed === undefined || latestConsumed === null || latestAvailable === undefined) return {}
+  const consumed = asOffset(latestConsumed)
+  const behind: Array<number> = []
+  for (const [k, latest] of latestAvailable) behind.push(latest - (consumed.get(k) ?? 0))
+  if (behind.length === 0) return {}
+  let sum = 0
+  for (const b of behind) sum += b
+  return {
+    minOffsetsBehindLatest: String(Math.min(...behind)),
+    maxOffsetsBehindLatest: String(Math.max(...behind)),
+    avgOffsetsBehindLatest: javaDouble(sum / behind.length)
+  }
+}
 
 /** A fresh group id for error messages (Spark's `spark-kafka-source-<uuid>-<hash>-executor`). */
 const uniqueGroupId = (prefix: string, metadataPath: string): string => {
@@ -382,7 +461,9 @@ export const makeKafkaSource = (
 ): MicroBatchSource => {
   const groupId = `${uniqueGroupId(options.groupIdPrefix, metadataPath)}-executor`
   const store = initialOffsetsStore(metadataPath)
-  let lastTriggerMillis = 0
+  // Spark starts `lastTriggerMillis` at 0, so the first trigger of a run is never delayed; kept
+  // undefined until then, so that holds on a clock that starts at 0 too (the test clock).
+  let lastTriggerMillis: number | undefined = undefined
   let availableNow = false
   let availableNowOffsets: Map<string, number> | undefined
   let reportedLatest: Map<string, number> | undefined
@@ -404,7 +485,7 @@ export const makeKafkaSource = (
   /** Spark's `delayBatch`: true when the batch should wait for more records. */
   const delayBatch = (minRows: number, latest: OffsetMap, current: OffsetMap, maxDelayMs: number) =>
     Effect.map(Clock.currentTimeMillis, (now) => {
-      if (now - lastTriggerMillis >= maxDelayMs) {
+      if (lastTriggerMillis === undefined || now - lastTriggerMillis >= maxDelayMs) {
         lastTriggerMillis = now
         return false
       }
@@ -413,6 +494,43 @@ export const makeKafkaSource = (
       if (newRecords < minRows) return true
       lastTriggerMillis = now
       return false
+    })
+
+  /**
+   * Spark's `verifyEndOffsetForTriggerAvailableNow` (run when a batch is planned): the end of an
+   * AvailableNow batch must name the pre-fetched partitions, stay within the pre-fetched
+   * offsets, and still be readable (no partition lost, none shrunk below it) — Spark's
+   * "Query with Trigger.AvailableNow should throw error when ..." tests.
+   */
+  const verifyEndForAvailableNow = (prefetched: OffsetMap, end: OffsetMap) =>
+    Effect.gen(function* () {
+      const tpsPrefetched = [...prefetched.keys()].sort()
+      const tpsEnd = [...end.keys()].sort()
+      if (tpsPrefetched.join("\u0000") !== tpsEnd.join("\u0000")) {
+        return yield* availableNowError(
+          "MISMATCHED_TOPIC_PARTITIONS_BETWEEN_END_OFFSET_AND_PREFETCHED",
+          `Kafka data source in Trigger.AvailableNow should provide the same topic partitions in pre-fetched offset to end offset for each microbatch. The error could be transient - restart your query, and report if you still see the same issue.\ntopic-partitions for pre-fetched offset: ${setString(tpsPrefetched)}, topic-partitions for end offset: ${setString(tpsEnd)}.`
+        )
+      }
+      if (tpsEnd.some((k) => (end.get(k) as number) > (prefetched.get(k) as number))) {
+        return yield* availableNowError(
+          "END_OFFSET_HAS_GREATER_OFFSET_FOR_TOPIC_PARTITION_THAN_PREFETCHED",
+          `For Kafka data source with Trigger.AvailableNow, end offset should have lower or equal offset per each topic partition than pre-fetched offset. The error could be transient - restart your query, and report if you still see the same issue.\npre-fetched offset: ${mapString(prefetched)}, end offset: ${mapString(end)}.`
+        )
+      }
+      const latest = yield* reader.latest(tpsEnd.map(keyToTp))
+      if (!tpsEnd.every((k) => latest.has(k))) {
+        return yield* availableNowError(
+          "LOST_TOPIC_PARTITIONS_IN_END_OFFSET_WITH_TRIGGER_AVAILABLENOW",
+          `Some of partitions in Kafka topic(s) have been lost during running query with Trigger.AvailableNow. The error could be transient - restart your query, and report if you still see the same issue.\ntopic-partitions for latest offset: ${setString([...latest.keys()].sort())}, topic-partitions for end offset: ${setString(tpsEnd)}`
+        )
+      }
+      if (tpsEnd.some((k) => (end.get(k) as number) > (latest.get(k) as number))) {
+        return yield* availableNowError(
+          "END_OFFSET_HAS_GREATER_OFFSET_FOR_TOPIC_PARTITION_THAN_LATEST_WITH_TRIGGER_AVAILABLENOW",
+          `Some of partitions in Kafka topic(s) report available offset which is less than end offset during running query with Trigger.AvailableNow. The error could be transient - restart your query, and report if you still see the same issue.\nlatest offset: ${mapString(latest)}, end offset: ${mapString(end)}`
+        )
+      }
     })
 
   const defaultReadLimit = (): ReadLimit => {
@@ -474,6 +592,7 @@ export const makeKafkaSource = (
       }),
     getBatch: (start, end) =>
       Effect.gen(function* () {
+        if (availableNowOffsets !== undefined) yield* verifyEndForAvailableNow(availableNowOffsets, asOffset(end))
         const ranges = yield* offsetRanges(reader, asOffset(start), asOffset(end), reportDataLoss)
         return yield* readRanges(reader, ranges, {
           failOnDataLoss: options.failOnDataLoss,
@@ -493,6 +612,9 @@ export const makeKafkaSource = (
     // Spark's `KafkaMicroBatchStream.reportLatestOffset`: the partitions' latest offsets seen by
     // the last `latestOffset` (for AvailableNow, the end fixed at the first batch).
     reportLatestOffset: () => (reportedLatest === undefined || reportedLatest.size === 0 ? undefined : toJson(reportedLatest)),
+    // Spark's `metrics(latestConsumedOffset)` against the latest offsets seen by the last
+    // `latestOffset` (none yet: no metrics, SPARK-57438).
+    metrics: (latestConsumed) => offsetsBehindLatestMetrics(latestConsumed, reportedLatest),
     stop: () => reader.close()
   }
 }

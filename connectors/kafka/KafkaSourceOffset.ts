@@ -80,3 +80,52 @@ export const decodeKafkaSourceOffset = (json: unknown): Effect.Effect<KafkaSourc
         })
     )
   )
+
+/**
+ * Spark's `ComparableOffset.CompareResult` of two Kafka offsets.
+ *
+ * @since 0.1.0
+ */
+export type CompareResult = "EQUAL" | "LESS" | "GREATER" | "UNDETERMINED" | "NOT_COMPARABLE"
+
+const isKafkaSourceOffset = (o: unknown): o is KafkaSourceOffset =>
+  o !== null &&
+  typeof o === "object" &&
+  !Array.isArray(o) &&
+  Object.values(o).every(
+    (parts) =>
+      parts !== null &&
+      typeof parts === "object" &&
+      !Array.isArray(parts) &&
+      Object.values(parts).every((x) => typeof x === "number")
+  )
+
+/**
+ * Spark's `KafkaSourceOffset.compareTo`: compares only the topic partitions both offsets have;
+ * `EQUAL` when they all match, `LESS` / `GREATER` when some differ all the same way,
+ * `UNDETERMINED` when some are less and others greater, and `NOT_COMPARABLE` against an offset
+ * that is not a Kafka offset (e.g. a `LongOffset`).
+ *
+ * @example
+ * ```ts
+ * import { compareOffsets } from "./KafkaSourceOffset.ts"
+ * compareOffsets({ t: { "0": 1, "1": 2 } }, { t: { "0": 2, "1": 2 } }) // "LESS"
+ * compareOffsets({ t: { "0": 2 } }, { t: { "0": 1 } }) // "GREATER"
+ * compareOffsets({ t: { "0": 1 } }, 1) // "NOT_COMPARABLE"
+ * ```
+ * @since 0.1.0
+ */
+export const compareOffsets = (self: unknown, that: unknown): CompareResult => {
+  if (!isKafkaSourceOffset(self) || !isKafkaSourceOffset(that)) return "NOT_COMPARABLE"
+  const mine = fromJson(self)
+  const theirs = fromJson(that)
+  let less = false
+  let greater = false
+  for (const [tp, offset] of mine) {
+    const other = theirs.get(tp)
+    if (other === undefined) continue
+    if (offset < other) less = true
+    else if (offset > other) greater = true
+  }
+  return less && greater ? "UNDETERMINED" : less ? "LESS" : greater ? "GREATER" : "EQUAL"
+}

@@ -28,14 +28,21 @@ export {
   kafkaSchema,
   type OffsetRangeLimit,
   parseBatchOptions,
+  parseOffsetsWithTopics,
   parsePartitionOffsets,
   parseStreamOptions,
   parseWriteOptions,
   type TopicPartition
 } from "./KafkaOptions.ts"
 export { DEFAULT_MARKER_TOPIC, KafkaSinkFormat, projectionFor } from "./KafkaSink.ts"
-export { KafkaSourceFormat, makeKafkaSource, rateLimit } from "./KafkaSource.ts"
-export { decodeKafkaSourceOffset, type KafkaSourceOffset, KafkaSourceOffsetSchema } from "./KafkaSourceOffset.ts"
+export { KafkaSourceFormat, makeKafkaSource, offsetsBehindLatestMetrics, rateLimit } from "./KafkaSource.ts"
+export {
+  compareOffsets,
+  type CompareResult,
+  decodeKafkaSourceOffset,
+  type KafkaSourceOffset,
+  KafkaSourceOffsetSchema
+} from "./KafkaSourceOffset.ts"
 
 /** Registers the `kafka` source, batch format and sink (`core/Streaming.ts`, `core/Formats.ts`). */
 export const registerKafka = (): void => {

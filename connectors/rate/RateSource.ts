@@ -87,6 +87,9 @@ export const rateBatchRows = (
 
 const CONNECTOR = "rate"
 
+/** The most rows one materialized batch can hold (a JavaScript array's length limit). */
+const MAX_BATCH_ROWS = 4_294_967_295n
+
 /** The version line of the start-time file (Spark's `RateStreamProvider.VERSION`). */
 const VERSION = 1
 
@@ -206,6 +209,19 @@ const makeSource = (options: RateOptions, creationTimeMs: number): MicroBatchSou
       }),
     getBatch: (start, end) =>
       Effect.suspend(() => {
+        // Spark's `INCORRECT_END_OFFSET` (RateStreamProviderSuite's "microbatch - end offset
+        // error" and "overflow"), checked first so that an end past 2^53 still gets it.
+        if (typeof end === "number" && Number.isInteger(end) && end > max) {
+          return Effect.fail(
+            new ConnectorError({
+              connector: CONNECTOR,
+              domain: "user",
+              retryable: false,
+              errorClass: "INCORRECT_END_OFFSET",
+              message: `[INCORRECT_END_OFFSET] Max offset with ${options.rowsPerSecond} rowsPerSecond is ${maxSeconds(options.rowsPerSecond)}, but it's ${BigInt(end)} now.`
+            })
+          )
+        }
         const startSeconds = asSeconds(start)
         const endSeconds = asSeconds(end)
         if (startSeconds === undefined || endSeconds === undefined) {
@@ -216,13 +232,18 @@ const makeSource = (options: RateOptions, creationTimeMs: number): MicroBatchSou
         if (startSeconds > endSeconds) {
           return Effect.fail(offsetError(`startSeconds(${startSeconds}) > endSeconds(${endSeconds})`))
         }
-        if (endSeconds > max) {
+        // A batch is materialized as one array: more values than an array holds fails typed,
+        // not with a RangeError (Spark would stream them from its range iterator).
+        const count =
+          valueAtSecond(BigInt(endSeconds), options.rowsPerSecond, options.rampUpTimeSeconds) -
+          valueAtSecond(BigInt(startSeconds), options.rowsPerSecond, options.rampUpTimeSeconds)
+        if (count > MAX_BATCH_ROWS) {
           return Effect.fail(
             new ConnectorError({
               connector: CONNECTOR,
               domain: "user",
               retryable: false,
-              message: `Max offset with ${options.rowsPerSecond} rowsPerSecond is ${maxSeconds(options.rowsPerSecond)}, but it's ${endSeconds} now.`
+              message: `The rate source cannot produce ${count} rows in one micro-batch (at most ${MAX_BATCH_ROWS}): lower rowsPerSecond or trigger more often.`
             })
           )
         }

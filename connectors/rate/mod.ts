@@ -47,8 +47,16 @@ export {
  */
 export const RateSource: SourceFormat = { ...RateMicroBatchSource, continuous: createRateContinuousSource }
 
+/**
+ * The class name Spark 2.x knew the rate source by: Spark's `DataSource.backwardCompatibilityMap`
+ * still resolves it to `RateStreamProvider` (RateStreamProviderSuite's "compatible with old path
+ * in registry").
+ */
+export const RATE_LEGACY_NAME = "org.apache.spark.sql.execution.streaming.RateSourceProvider"
+
 /** Registers `rate` and `rate-micro-batch` in the streaming source registry (`core/Streaming.ts`). */
 export const registerRate = (): void => {
   registerSourceFormat(RateSource)
+  registerSourceFormat({ ...RateSource, name: RATE_LEGACY_NAME })
   registerSourceFormat(RatePerMicroBatchSource)
 }

@@ -72,7 +72,13 @@ const decodeLongOffset = (json: unknown): Effect.Effect<number, ConnectorError> 
         })
       )
 
-/** Connects and buffers lines until they are committed. */
+/**
+ * Buffers lines until they are committed. The connection is made when the query first asks the
+ * source for an offset, in the query's own run, as Spark's `TextSocketMicroBatchStream` connects
+ * when the query thread builds it: a server that is not there (or that accepts only one client,
+ * like netcat) fails the query, not `start()` (TextSocketStreamSuite's "verify ServerThread only
+ * accepts the first connection").
+ */
 const connect = (opts: SocketOptions): Effect.Effect<MicroBatchSource, ConnectorError> =>
   Effect.gen(function* () {
     const clock = yield* Clock.Clock
@@ -82,32 +88,15 @@ const connect = (opts: SocketOptions): Effect.Effect<MicroBatchSource, Connector
     let current = -1
     let closedReason: string | undefined
     let waiters: Array<() => void> = []
+    let socket: net.Socket | undefined
+    let stopped = false
+    // The one connection attempt, shared by every call that needs it.
+    let connection: Promise<ConnectorError | undefined> | undefined
     const wake = () => {
       const ws = waiters
       waiters = []
       for (const w of ws) w()
     }
-    const socket = yield* Effect.callback<net.Socket, ConnectorError>((resume) => {
-      const s = net.createConnection({ host: opts.host, port: opts.port })
-      const onError = (e: Error) =>
-        resume(
-          Effect.fail(
-            new ConnectorError({
-              connector: "socket",
-              domain: "external",
-              retryable: true,
-              message: `Cannot connect to ${opts.host}:${opts.port}: ${e.message}. Start the server before the query.`,
-              cause: e
-            })
-          )
-        )
-      s.once("error", onError)
-      s.once("connect", () => {
-        s.off("error", onError)
-        resume(Effect.succeed(s))
-      })
-    })
-    socket.setEncoding("utf8")
     let partial = ""
     const receive = (text: string) => {
       const parts = (partial + text).split("\n")
@@ -120,21 +109,58 @@ const connect = (opts: SocketOptions): Effect.Effect<MicroBatchSource, Connector
       }
       if (parts.length > 0) wake()
     }
-    socket.on("data", receive)
-    socket.on("error", (e) => {
-      closedReason = e.message
-      wake()
-    })
-    socket.on("close", () => {
-      closedReason ??= "closed by the server"
-      wake()
+    const open = (): Promise<ConnectorError | undefined> =>
+      new Promise((resolve) => {
+        const s = net.createConnection({ host: opts.host, port: opts.port })
+        const onError = (e: Error) => {
+          closedReason = e.message
+          wake()
+          resolve(
+            new ConnectorError({
+              connector: "socket",
+              domain: "external",
+              retryable: true,
+              message: `Cannot connect to ${opts.host}:${opts.port}: ${e.message}. Start the server before the query.`,
+              cause: e
+            })
+          )
+        }
+        s.once("error", onError)
+        s.once("connect", () => {
+          s.off("error", onError)
+          if (stopped) {
+            s.destroy()
+            resolve(undefined)
+            return
+          }
+          socket = s
+          s.setEncoding("utf8")
+          s.on("data", receive)
+          s.on("error", (e) => {
+            closedReason = e.message
+            wake()
+          })
+          s.on("close", () => {
+            closedReason ??= "closed by the server"
+            wake()
+          })
+          resolve(undefined)
+        })
+      })
+    const connected: Effect.Effect<void, ConnectorError> = Effect.suspend(() => {
+      connection ??= open()
+      const c = connection
+      return Effect.flatMap(
+        Effect.promise(() => c),
+        (e) => (e === undefined ? Effect.void : Effect.fail(e))
+      )
     })
     const source: MicroBatchSource = {
       description: `TextSocketV2[host: ${opts.host}, port: ${opts.port}]`,
       schema: socketSchema(opts.includeTimestamp),
-      initialOffset: () => Effect.succeed(-1),
+      initialOffset: () => Effect.as(connected, -1),
       defaultReadLimit: () => ({ _tag: "AllAvailable" }),
-      latestOffset: () => Effect.sync(() => current),
+      latestOffset: () => Effect.flatMap(connected, () => Effect.sync(() => current)),
       getBatch: (start, end) =>
         Effect.suspend(() => {
           const from = (start as number) + 1
@@ -171,13 +197,17 @@ const connect = (opts: SocketOptions): Effect.Effect<MicroBatchSource, Connector
         }),
       awaitData: () => {
         if (closedReason !== undefined) return Effect.never
+        // Captured now (before the engine asks for the offset again), as the contract wants.
         const p = new Promise<void>((resolve) => waiters.push(resolve))
         return Effect.promise(() => p)
       },
       stop: () =>
         Effect.sync(() => {
-          socket.removeAllListeners("data")
-          socket.destroy()
+          stopped = true
+          if (socket !== undefined) {
+            socket.removeAllListeners("data")
+            socket.destroy()
+          }
           wake()
         })
     }
@@ -192,8 +222,14 @@ const connect = (opts: SocketOptions): Effect.Effect<MicroBatchSource, Connector
 export const SocketSource: SourceFormat = {
   name: "socket",
   schema: (userSchema, options) => {
+    // Spark's `_LEGACY_ERROR_TEMP_2242` from `TextSocketSourceProvider` (TextSocketStreamSuite's
+    // "user-specified schema given"): the rows are always `value` (and `timestamp`).
     if (userSchema !== undefined) {
-      return invalid("The socket source does not support a user-specified schema: its rows are `value` (and `timestamp`).")
+      return new AnalysisError({
+        reason: "UnsupportedOperation",
+        errorClass: "_LEGACY_ERROR_TEMP_2242",
+        message: "TextSocketSourceProvider source does not support user-specified schema."
+      })
     }
     const opts = parseSocketOptions(options)
     return opts instanceof AnalysisError ? opts : socketSchema(opts.includeTimestamp)

@@ -15,7 +15,15 @@ import { SocketSource } from "./SocketSource.ts"
 
 export { parseSocketOptions, type SocketOptions, SocketSource, socketSchema } from "./SocketSource.ts"
 
+/**
+ * The class name Spark 2.x knew the socket source by: Spark's
+ * `DataSource.backwardCompatibilityMap` still resolves it (TextSocketStreamSuite's "backward
+ * compatibility with old path").
+ */
+export const SOCKET_LEGACY_NAME = "org.apache.spark.sql.execution.streaming.TextSocketSourceProvider"
+
 /** Registers `socket` in the streaming source registry (`core/Streaming.ts`). */
 export const registerSocket = (): void => {
   registerSourceFormat(SocketSource)
+  registerSourceFormat({ ...SocketSource, name: SOCKET_LEGACY_NAME })
 }

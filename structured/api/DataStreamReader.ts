@@ -24,7 +24,8 @@ import { lookupSourceFormat, sourceFormatNames } from "../../core/Streaming.ts"
 import { DataFrame } from "./DataFrame.ts"
 import { type SchemaInput, toStructType } from "./DataFrameReader.ts"
 import type { Row } from "./RowTypes.ts"
-import type { SessionState } from "./SessionState.ts"
+import { LEGACY_PATH_OPTION, pathOptionAndParameterError, setOption } from "./DataStreamWriter.ts"
+import { confBool, type SessionState } from "./SessionState.ts"
 
 let nextSourceId = 0
 
@@ -51,13 +52,14 @@ export class DataStreamReader<R = Row> {
     return new DataStreamReader(this.state, source, this.extraOptions, this.userSchema)
   }
 
+  /** Sets an option; keys compare case-insensitively and a later one wins, as in Spark. */
   option(key: string, value: string | number | boolean): DataStreamReader<R> {
-    return new DataStreamReader(this.state, this.source, { ...this.extraOptions, [key]: String(value) }, this.userSchema)
+    return new DataStreamReader(this.state, this.source, setOption(this.extraOptions, key, String(value)), this.userSchema)
   }
 
   options(options: Readonly<Record<string, string | number | boolean>>): DataStreamReader<R> {
-    const next: Record<string, string> = { ...this.extraOptions }
-    for (const [k, v] of Object.entries(options)) next[k] = String(v)
+    let next = this.extraOptions
+    for (const [k, v] of Object.entries(options)) next = setOption(next, k, String(v))
     return new DataStreamReader(this.state, this.source, next, this.userSchema)
   }
 
@@ -68,9 +70,15 @@ export class DataStreamReader<R = Row> {
     return new DataStreamReader(this.state, this.source, this.extraOptions, schema)
   }
 
-  /** The streaming DataFrame of the source (`path` for file sources). */
+  /**
+   * The streaming DataFrame of the source (`path` for file sources). With a `path` option also
+   * set, `load(path)` fails as Spark's does (SPARK-32516), unless
+   * `spark.sql.legacy.pathOptionBehavior.enabled` is on (then `path` wins).
+   */
   load(path?: string): DataFrame<R> {
-    const options = path === undefined ? this.extraOptions : { ...this.extraOptions, path }
+    const hasPathOption = Object.keys(this.extraOptions).some((k) => k.toLowerCase() === "path")
+    const pathConflict = path !== undefined && hasPathOption && !confBool(this.state, LEGACY_PATH_OPTION)
+    const options = path === undefined || pathConflict ? this.extraOptions : setOption(this.extraOptions, "path", path)
     const name = this.source ?? this.state.conf.get("spark.sql.sources.default") ?? "parquet"
     const fail = (message: string, errorClass?: string): DataFrame<R> =>
       new DataFrame<R>(
@@ -85,10 +93,26 @@ export class DataStreamReader<R = Row> {
         },
         new AnalysisError({ reason: "InvalidArgument", message, errorClass })
       )
+    if (pathConflict) {
+      return new DataFrame<R>(
+        this.state,
+        {
+          _tag: "StreamingRelation",
+          planId: Plan.newPlanId(),
+          format: name,
+          sourceKey: `${name}-${nextSourceId++}`,
+          options,
+          output: []
+        },
+        pathOptionAndParameterError("load")
+      )
+    }
     const format = lookupSourceFormat(name)
     if (format === undefined) {
       return fail(
-        `[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${name}. Available streaming sources: ${sourceFormatNames().join(", ")}.`,
+        `[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${name}. Available streaming sources: ${sourceFormatNames()
+          .filter((n) => !n.includes("."))
+          .join(", ")}.`,
         "DATA_SOURCE_NOT_FOUND"
       )
     }

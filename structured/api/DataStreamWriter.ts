@@ -24,7 +24,7 @@ import { tmpdir } from "node:os"
 import { Effect, Result } from "effect"
 import * as Analyzer from "../../core/Analyzer.ts"
 import * as T from "../../core/DataType.ts"
-import { AnalysisError, CheckpointError, ConnectorError } from "../../core/Errors.ts"
+import { AnalysisError, CheckpointError, ConnectorError, errorClassOf } from "../../core/Errors.ts"
 import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
@@ -69,6 +69,49 @@ interface WriterSpec<_R> {
 
 const invalid = (message: string): AnalysisError => new AnalysisError({ reason: "InvalidArgument", message })
 
+/**
+ * Sets `key` in options whose keys compare case-insensitively (Spark's `CaseInsensitiveMap`):
+ * an earlier key that differs only in case is dropped, so the later option wins
+ * (DataStreamReaderWriterSuite's "SPARK-32832: later option should override earlier options").
+ */
+export const setOption = (
+  options: Readonly<Record<string, string>>,
+  key: string,
+  value: string
+): Readonly<Record<string, string>> => {
+  const k = key.toLowerCase()
+  const next: Record<string, string> = {}
+  for (const [name, v] of Object.entries(options)) if (name.toLowerCase() !== k) next[name] = v
+  next[key] = value
+  return next
+}
+
+/**
+ * Spark's `QueryCompilationErrors.setPathOptionAndCallWithPathParameterError`: `load(path)` or
+ * `start(path)` with a `path` option already set (SPARK-32516), unless
+ * `spark.sql.legacy.pathOptionBehavior.enabled` is on.
+ */
+export const pathOptionAndParameterError = (method: string): AnalysisError =>
+  new AnalysisError({
+    reason: "InvalidArgument",
+    message: `There is a 'path' option set and ${method}() is called with a path parameter. Either remove the path option, or call ${method}() without the parameter. To ignore this check, set 'spark.sql.legacy.pathOptionBehavior.enabled' to 'true'.`
+  })
+
+/** Spark's `assertNotPartitioned` (`_LEGACY_ERROR_TEMP_1197`). */
+const notPartitioned = (operation: string): AnalysisError =>
+  new AnalysisError({
+    reason: "UnsupportedOperation",
+    errorClass: "_LEGACY_ERROR_TEMP_1197",
+    message: `'${operation}' does not support partitioning.`
+  })
+
+/**
+ * Sinks that Spark writes through the DataSource V2 `STREAMING_WRITE` path (or checks itself):
+ * Spark does not normalize their partition columns (`DataStreamWriter.normalizedParCols` is only
+ * used by `createV1Sink`), so `partitionBy` is ignored by them.
+ */
+const V2_SINKS: ReadonlySet<string> = new Set(["memory", "console", "noop", "kafka"])
+
 /** Runs user code that may return nothing, a Promise or an Effect; its failure fails the batch. */
 const callUser = (f: () => unknown): Effect.Effect<void, unknown> =>
   Effect.suspend(() => {
@@ -84,14 +127,38 @@ const callUser = (f: () => unknown): Effect.Effect<void, unknown> =>
     return Effect.void
   })
 
-const userFailure = (connector: string) => (cause: unknown) =>
-  new ConnectorError({
+/**
+ * What a `foreachBatch` or `foreach` user function failed with: Spark's
+ * `ForeachBatchUserFuncException` (`FOREACH_BATCH_USER_FUNCTION_ERROR`) and
+ * `ForeachUserFuncException` (`FOREACH_USER_FUNCTION_ERROR`), whose reason is the cause's
+ * message. A typed tributary error (one with a `_tag`) keeps its own message and error class,
+ * as Spark does not wrap a `SparkThrowable`.
+ */
+const userFailure = (connector: "foreachBatch" | "foreach") => (cause: unknown) => {
+  if (typeof cause === "object" && cause !== null && typeof (cause as { _tag?: unknown })._tag === "string") {
+    if (cause instanceof ConnectorError) return cause
+    const message = (cause as { message?: unknown }).message
+    return new ConnectorError({
+      connector,
+      domain: "user",
+      retryable: false,
+      message: typeof message === "string" ? message : String(cause),
+      errorClass: errorClassOf(cause),
+      cause
+    })
+  }
+  const reason = cause instanceof Error ? cause.message : cause === null || cause === undefined ? "" : String(cause)
+  const errorClass = connector === "foreachBatch" ? "FOREACH_BATCH_USER_FUNCTION_ERROR" : "FOREACH_USER_FUNCTION_ERROR"
+  const where = connector === "foreachBatch" ? "foreach batch sink" : "foreach sink"
+  return new ConnectorError({
     connector,
     domain: "user",
     retryable: false,
-    message: `The ${connector} function failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+    errorClass,
+    message: `[${errorClass}] An error occurred in the user provided function in ${where}. Reason: ${reason}`,
     cause
   })
+}
 
 export class DataStreamWriter<R> {
   readonly df: DataFrame<R>
@@ -134,13 +201,14 @@ export class DataStreamWriter<R> {
     return this.with({ queryName: name })
   }
 
+  /** Sets an option; keys compare case-insensitively and a later one wins, as in Spark. */
   option(key: string, value: string | number | boolean): DataStreamWriter<R> {
-    return this.with({ options: { ...this.spec.options, [key]: String(value) } })
+    return this.with({ options: setOption(this.spec.options, key, String(value)) })
   }
 
   options(options: Readonly<Record<string, string | number | boolean>>): DataStreamWriter<R> {
-    const next: Record<string, string> = { ...this.spec.options }
-    for (const [k, v] of Object.entries(options)) next[k] = String(v)
+    let next = this.spec.options
+    for (const [k, v] of Object.entries(options)) next = setOption(next, k, String(v))
     return this.with({ options: next })
   }
 
@@ -162,11 +230,22 @@ export class DataStreamWriter<R> {
     return this.with({ foreach: writer, format: "foreach" })
   }
 
-  /** Starts the query. `path` is the output folder of file sinks. */
+  /**
+   * Starts the query. `path` is the output folder of file sinks; with a `path` option also set
+   * it fails as Spark's `start(path)` does (SPARK-32516), unless
+   * `spark.sql.legacy.pathOptionBehavior.enabled` is on (then `path` wins).
+   */
   start(path?: string): Effect.Effect<StreamingQuery, AnalysisError | CheckpointError | ConnectorError> {
-    return startQuery(this.df, path === undefined ? this.spec : { ...this.spec, options: { ...this.spec.options, path } })
+    if (path === undefined) return startQuery(this.df, this.spec)
+    if (optionOf(this.spec.options, "path") !== undefined && !State.confBool(this.df.state, LEGACY_PATH_OPTION)) {
+      return Effect.fail(pathOptionAndParameterError("start"))
+    }
+    return startQuery(this.df, { ...this.spec, options: setOption(this.spec.options, "path", path) })
   }
 }
+
+/** Spark's `SQLConf.LEGACY_PATH_OPTION_BEHAVIOR`. */
+export const LEGACY_PATH_OPTION = "spark.sql.legacy.pathOptionBehavior.enabled"
 
 /** Sinks Spark writes through its V1 `FileStreamSink`, which has no continuous writes. */
 const CONTINUOUS_UNSUPPORTED_SINKS: ReadonlySet<string> = new Set(["json", "csv", "parquet", "text", "orc"])
@@ -270,8 +349,22 @@ const startQuery = <R>(
       return yield* invalid("The trigger interval cannot be negative or invalid: give a duration like \"1 second\".")
     }
     const continuous = trigger._tag === "Continuous"
+    // Spark's `DataStreamWriter.startInternal` picks the sink by the format name, so a later
+    // `format(...)` replaces an earlier `foreach`/`foreachBatch`.
+    const kind = spec.format === "foreachBatch" ? "foreachBatch" : spec.format === "foreach" ? "foreach" : "format"
+    if (kind === "foreach") {
+      // Spark's `foreach(null)`: "requirement failed: foreach writer cannot be null".
+      if (spec.foreach == null) return yield* invalid("foreach writer cannot be null")
+      if (spec.partitionColumns.length > 0) return yield* notPartitioned("foreach")
+    }
+    if (kind === "foreachBatch") {
+      if (spec.foreachBatch == null) {
+        return yield* invalid("foreachBatch function cannot be null")
+      }
+      if (spec.partitionColumns.length > 0) return yield* notPartitioned("foreachBatch")
+    }
     // Spark's `DataStreamWriter.startInternal`: foreachBatch refuses a continuous trigger first.
-    if (continuous && spec.foreachBatch !== undefined) {
+    if (continuous && kind === "foreachBatch") {
       return yield* new AnalysisError({
         reason: "UnsupportedOperation",
         errorClass: "_LEGACY_ERROR_TEMP_1195",
@@ -282,9 +375,16 @@ const startQuery = <R>(
     // continuously; a file sink (Spark's V1 `FileStreamSink`) gets the micro-batch engine's checks,
     // then its refusal of the trigger.
     const sinkName = spec.format ?? state.conf.get("spark.sql.sources.default") ?? "parquet"
-    const fileSink = spec.foreach === undefined && CONTINUOUS_UNSUPPORTED_SINKS.has(sinkName.toLowerCase())
+    const fileSink = kind === "format" && CONTINUOUS_UNSUPPORTED_SINKS.has(sinkName.toLowerCase())
+    // Spark only logs the global-watermark correctness check when its conf is off.
+    const checkConf = {
+      statefulOperatorCheckCorrectness:
+        state.conf.get("spark.sql.streaming.statefulOperator.checkCorrectness.enabled") !== "false"
+    }
     const unsupported =
-      continuous && !fileSink ? checkForContinuous(analyzed, outputMode) : checkForStreaming(analyzed, outputMode)
+      continuous && !fileSink
+        ? checkForContinuous(analyzed, outputMode, checkConf)
+        : checkForStreaming(analyzed, outputMode, checkConf)
     if (unsupported !== undefined) return yield* unsupported
     if (continuous && fileSink) {
       return yield* new AnalysisError({
@@ -315,14 +415,24 @@ const startQuery = <R>(
       explicit ??
         (confRoot !== undefined ? fs.join(confRoot, queryName ?? randomUUID()) : fs.join(root, randomUUID()))
     )
-    for (const q of registry.active.values()) {
-      if (q.checkpoint === checkpoint) {
-        return yield* new CheckpointError({
-          reason: "ConcurrentUse",
-          path: checkpoint,
-          message: `Cannot start query ${queryName ?? ""}: the query ${q.name ?? ""} [id = ${q.id}, runId = ${q.runId}] is already active on checkpoint ${checkpoint}. Stop it first, or use another checkpointLocation.`
-        })
+    // Spark's `StreamingQueryManager.startQuery`: a new run of a query already active (the same
+    // checkpoint, so the same id) stops the active run first, unless
+    // `spark.sql.streaming.stopActiveRunOnRestart` is false, which refuses the new one.
+    const stopActiveRun = state.conf.get("spark.sql.streaming.stopActiveRunOnRestart") !== "false"
+    for (const q of [...registry.active.values()]) {
+      if (q.checkpoint !== checkpoint) continue
+      if (stopActiveRun) {
+        yield* Effect.logWarning(
+          `Stopping existing streaming query [id=${q.id}, runId=${q.runId}], as a new run is being started.`
+        )
+        yield* Effect.ignore(q.stop())
+        continue
       }
+      return yield* new CheckpointError({
+        reason: "ConcurrentUse",
+        path: checkpoint,
+        message: `Cannot start query ${queryName ?? ""}: the query ${q.name ?? ""} [id = ${q.id}, runId = ${q.runId}] is already active on checkpoint ${checkpoint}. Stop it first, set spark.sql.streaming.stopActiveRunOnRestart to true, or use another checkpointLocation.`
+      })
     }
     // Spark's `useTempCheckpointLocation`: a checkpoint nobody asked for is deleted on a clean
     // stop, and here also when `start()` itself fails after making it.
@@ -332,14 +442,20 @@ const startQuery = <R>(
       const existingId = yield* MetadataLog.readQueryId(fs, checkpoint)
       const id = existingId ?? randomUUID()
       if (existingId === undefined) yield* MetadataLog.writeQueryId(fs, checkpoint, id)
-      for (const q of registry.active.values()) {
-        if (q.id === id) {
-          return yield* new CheckpointError({
-            reason: "ConcurrentUse",
-            path: checkpoint,
-            message: `Cannot start query with id ${id} as another query with same id is already active. Perhaps you are attempting to restart a query from checkpoint that is already active.`
-          })
+      for (const q of [...registry.active.values()]) {
+        if (q.id !== id) continue
+        if (stopActiveRun) {
+          yield* Effect.logWarning(
+            `Stopping existing streaming query [id=${q.id}, runId=${q.runId}], as a new run is being started.`
+          )
+          yield* Effect.ignore(q.stop())
+          continue
         }
+        return yield* new CheckpointError({
+          reason: "ConcurrentUse",
+          path: checkpoint,
+          message: `Cannot start query with id ${id} as another query with same id is already active. Perhaps you are attempting to restart a query from checkpoint that is already active. You may stop the old query by setting the SQL configuration: spark.conf.set("spark.sql.streaming.stopActiveRunOnRestart", true) and retry.`
+        })
       }
 
       // Sources, in a fixed walk order: source i keeps its bookkeeping in sources/i.
@@ -393,11 +509,11 @@ const startQuery = <R>(
 
       const schema = Analyzer.schemaOf(analyzed)
       let sink: Sink
-      if (spec.foreachBatch !== undefined) sink = foreachBatchSink(state, spec.foreachBatch)
-      else if (spec.foreach !== undefined && continuous) {
+      if (kind === "foreachBatch") sink = foreachBatchSink(state, spec.foreachBatch!)
+      else if (kind === "foreach" && continuous) {
         // Continuous: every row reaches `process` as soon as its task has it.
-        sink = { ...foreachSink(spec.foreach), continuousWrite: foreachContinuousWrite(spec.foreach, schema) }
-      } else if (spec.foreach !== undefined) sink = foreachSink(spec.foreach)
+        sink = { ...foreachSink(spec.foreach!), continuousWrite: foreachContinuousWrite(spec.foreach!, schema) }
+      } else if (kind === "foreach") sink = foreachSink(spec.foreach!)
       else {
         const format = lookupSinkFormat(formatName)
         if (format === undefined) {
@@ -411,15 +527,35 @@ const startQuery = <R>(
             message: `Data source ${formatName} does not support ${outputMode} output mode`
           })
         }
+        // Spark's `DataStreamWriter.normalizedParCols` (for V1 sinks): each partition column
+        // resolves to the name of an output column, by `spark.sql.caseSensitive`.
+        let partitionColumns = spec.partitionColumns
+        if (!V2_SINKS.has(formatName.toLowerCase()) && partitionColumns.length > 0) {
+          const caseSensitive = State.confBool(state, "spark.sql.caseSensitive")
+          const names = schema.fields.map((f) => f.name)
+          const normalized: Array<string> = []
+          for (const col of partitionColumns) {
+            const found = names.find((n) => (caseSensitive ? n === col : n.toLowerCase() === col.toLowerCase()))
+            if (found === undefined) {
+              return yield* new AnalysisError({
+                reason: "UnresolvedColumn",
+                message: `Partition column ${col} not found in existing columns (${names.join(", ")})`
+              })
+            }
+            normalized.push(found)
+          }
+          partitionColumns = normalized
+        }
         sink = yield* format.create({
           options: spec.options,
           schema,
           outputMode,
           queryName,
           queryId: id,
-          partitionColumns: spec.partitionColumns,
+          partitionColumns,
           checkpointPath: checkpoint,
-          tables: state.sessionTables
+          tables: state.sessionTables,
+          conf: state.conf
         })
       }
 

@@ -87,6 +87,16 @@ export class MemoryStream<A> {
     this.#convert = wrapValue ? (v) => conv({ value: v }) : conv
     this.#sourceKey = `memory-${this.id}`
     const batches = this.#batches
+    /**
+     * Spark's `MemoryStream.commit` trims the batches a query committed: they are gone for every
+     * reader (a new query over the stream starts at the first batch still held), and their rows
+     * can be collected. Offsets stay absolute. Spark commits a source's offsets of batch N − 1
+     * only once batch N is logged, so the last committed batch stays readable (a batch re-run
+     * after a lost commit finds its rows): the engine commits at the end of each batch, so the
+     * trim lags one commit behind.
+     */
+    let committedThrough = -1
+    let previousCommit = -1
     this.source = {
       description: `MemoryStream[${this.output.map((a) => `${a.name}#${a.exprId}`).join(",")}]`,
       schema,
@@ -95,13 +105,19 @@ export class MemoryStream<A> {
       latestOffset: () => Effect.sync(() => batches.length - 1),
       getBatch: (start: Offset, end: Offset) =>
         Effect.sync(() => {
-          const from = (start as number) + 1
+          const from = Math.max((start as number) + 1, committedThrough + 1)
           const to = end as number
           // One addData per batch is the common case: hand its rows over without copying.
           if (from === to) return batches[from] ?? []
           return batches.slice(from, to + 1).flat()
         }),
-      commit: () => Effect.void,
+      commit: (end: Offset) =>
+        Effect.sync(() => {
+          const upTo = Math.min(previousCommit, batches.length - 1)
+          for (let i = committedThrough + 1; i <= upTo; i++) batches[i] = []
+          if (upTo > committedThrough) committedThrough = upTo
+          previousCommit = Math.max(previousCommit, end as number)
+        }),
       decodeOffset: (json: unknown) =>
         typeof json === "number" && Number.isInteger(json) && json >= -1
           ? Effect.succeed(json)

@@ -65,7 +65,13 @@ export interface SessionOptions {
 /** `spark.conf`: Spark's runtime configuration. Reading and changing it are actions. */
 export interface RuntimeConfig {
   readonly get: (key: string, defaultValue?: string) => Effect.Effect<string | undefined>
-  readonly set: (key: string, value: string | number | boolean) => Effect.Effect<void>
+  /**
+   * Sets a conf. Spark's checks of the confs tributary reads fail with an `AnalysisError`
+   * (Spark's `IllegalArgumentException`): `spark.sql.streaming.multipleWatermarkPolicy` must be
+   * `min` or `max` (stored lower-cased), `spark.sql.shuffle.partitions` and
+   * `spark.sql.streaming.minBatchesToRetain` integers.
+   */
+  readonly set: (key: string, value: string | number | boolean) => Effect.Effect<void, AnalysisError>
   readonly unset: (key: string) => Effect.Effect<void>
   readonly getAll: () => Effect.Effect<Readonly<Record<string, string>>>
 }
@@ -165,6 +171,37 @@ const remoteConf = (state: State.SessionState): RuntimeConfig => {
   }
 }
 
+/**
+ * Spark's `ConfigBuilder.checkValue` (and the int conversion) for the confs tributary reads: the
+ * value to store, or the error Spark's `IllegalArgumentException` carries.
+ */
+const checkConfValue = (key: string, value: string): string | AnalysisError => {
+  const invalid = (message: string) =>
+    new AnalysisError({ reason: "InvalidArgument", errorClass: "INVALID_CONF_VALUE", message })
+  // Spark's `ConfigHelpers.toNumber` for an int conf.
+  const int = (): string | AnalysisError => {
+    const n = Number(value.trim())
+    return value.trim() === "" || !Number.isInteger(n) || n > 2147483647 || n < -2147483648
+      ? invalid(`${key} should be int, but was ${value}`)
+      : String(n)
+  }
+  switch (key) {
+    case "spark.sql.streaming.multipleWatermarkPolicy": {
+      const v = value.toLowerCase()
+      return v === "min" || v === "max"
+        ? v
+        : invalid(
+            `'${v}' in ${key} is invalid. Invalid value for 'spark.sql.streaming.multipleWatermarkPolicy'. Valid values are 'min' and 'max'`
+          )
+    }
+    case "spark.sql.shuffle.partitions":
+    case "spark.sql.streaming.minBatchesToRetain":
+      return int()
+    default:
+      return value
+  }
+}
+
 /** Builds a session's members over its state. */
 export const makeShape = (state: State.SessionState): SessionShape => {
   const createDataFrame = (rows: Iterable<unknown>, schema: SchemaInput): DataFrame<any> => {
@@ -246,8 +283,11 @@ export const makeShape = (state: State.SessionState): SessionShape => {
   const localConf = (): RuntimeConfig => ({
     get: (key, defaultValue) => Effect.sync(() => state.conf.get(key) ?? defaultValue),
     set: (key, value) =>
-      Effect.sync(() => {
-        state.conf.set(key, String(value))
+      Effect.suspend(() => {
+        const checked = checkConfValue(key, String(value))
+        if (typeof checked !== "string") return Effect.fail(checked)
+        state.conf.set(key, checked)
+        return Effect.void
       }),
     unset: (key) =>
       Effect.sync(() => {

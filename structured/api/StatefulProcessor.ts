@@ -175,6 +175,12 @@ export interface StatefulProcessorHandle {
     valueSchema: VS,
     ttl?: TTLConfig
   ) => MapState<KS["Type"], VS["Type"]>
+  /**
+   * Spark's `deleteIfExists`: drops the state variable `name` of an earlier run of the query (only
+   * in `init`; counted in `numDeletedStateVars`). Its store is no longer opened, so its values are
+   * never read again; declare the variable under a new name rather than reusing a dropped one.
+   */
+  readonly deleteIfExists: (name: string) => void
   /** Registers a timer for the current key (registering the same time twice keeps one). */
   readonly registerTimer: (expiryTimestampMs: number) => void
   readonly deleteTimer: (expiryTimestampMs: number) => void
@@ -212,7 +218,13 @@ export abstract class StatefulProcessor<K, I, O, S = never> {
   }
   /** The handle of the current batch. */
   getHandle(): StatefulProcessorHandle {
-    if (this.#handle === undefined) throw new Error("The stateful processor has no handle outside the engine's calls")
+    // Spark's STATE_STORE_HANDLE_NOT_INITIALIZED (TransformWithStateSuite "Use statefulProcessor
+    // without transformWithState - handle should be absent").
+    if (this.#handle === undefined) {
+      throw new Error(
+        "[STATE_STORE_HANDLE_NOT_INITIALIZED] The handle has not been initialized for this StatefulProcessor. Please only use the StatefulProcessor within the transformWithState operator."
+      )
+    }
     return this.#handle
   }
   abstract init(handle: StatefulProcessorHandle, timeMode: TimeMode): void

@@ -38,7 +38,15 @@
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Queue, type Scope } from "effect"
 import * as Analyzer from "../../core/Analyzer.ts"
 import type * as T from "../../core/DataType.ts"
-import { AnalysisError, CheckpointError, errorClassOf, IllegalStateError, StreamingQueryError } from "../../core/Errors.ts"
+import {
+  AnalysisError,
+  CheckpointError,
+  errorClassOf,
+  exceptionString,
+  messageOf,
+  IllegalStateError,
+  StreamingQueryError
+} from "../../core/Errors.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
 import * as Optimizer from "../../core/Optimizer.ts"
 import type {
@@ -99,13 +107,6 @@ interface Task {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString()
-
-const messageOf = (cause: unknown): string => {
-  if (cause instanceof Error) return cause.message
-  if (typeof cause === "object" && cause !== null && "message" in cause)
-    return String((cause as { message: unknown }).message)
-  return String(cause)
-}
 
 const RELEVANT_CONFS = ["spark.sql.streaming.multipleWatermarkPolicy", "spark.sql.shuffle.partitions"] as const
 
@@ -608,7 +609,7 @@ export class ContinuousExecution implements StreamingQuery {
       const event = {
         id: this.id,
         runId: this.runId,
-        exception: this.#error?.message ?? null,
+        exception: this.#error === null ? null : exceptionString(this.#error.cause),
         errorClassOnException: errorClassOf(this.#error?.cause) ?? null
       }
       for (const l of this.config.listeners()) {

@@ -22,6 +22,8 @@ import type * as T from "../../core/DataType.ts"
 import {
   AnalysisError,
   errorClassOf,
+  exceptionString,
+  messageOf,
   CheckpointError,
   type ConnectorError,
   StateStoreError,
@@ -34,7 +36,7 @@ import * as MetadataLog from "../../core/MetadataLog.ts"
 import * as Optimizer from "../../core/Optimizer.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import { runTrigger, type StepResult } from "../../core/Scheduler.ts"
-import type { MicroBatchSource, Offset, OutputMode, Sink } from "../../core/Streaming.ts"
+import type { MicroBatchSource, Offset, OutputMode, ReadLimit, Sink } from "../../core/Streaming.ts"
 import type { Trigger } from "../../core/Trigger.ts"
 import * as Execute from "../physical/Execute.ts"
 import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
@@ -61,6 +63,7 @@ import type {
   StreamingQueryProgress,
   StreamingQueryStatus
 } from "../api/StreamingQueryProgress.ts"
+import { withJsonToString } from "../api/StreamingQueryProgress.ts"
 import * as State from "../api/SessionState.ts"
 import { readRelation } from "./QueryExecution.ts"
 import { displayQuery, JUPYTER_DISPLAY, type MimeBundle } from "../api/Display.ts"
@@ -121,12 +124,6 @@ const sameOffset = (a: Offset, b: Offset): boolean => JSON.stringify(a) === JSON
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
-const messageOf = (cause: unknown): string => {
-  if (cause instanceof Error) return cause.message
-  if (typeof cause === "object" && cause !== null && "message" in cause) return String((cause as { message: unknown }).message)
-  return String(cause)
-}
-
 /** The conf entries a checkpoint fixes for the life of the query (Spark's `OffsetSeqMetadata.relevantSQLConfs`). */
 const RELEVANT_CONFS = [
   "spark.sql.streaming.multipleWatermarkPolicy",
@@ -183,6 +180,8 @@ export class MicroBatchExecution implements StreamingQuery {
    * progress reports `startOffset: null` for batch 0.
    */
   #hasCommitted = false
+  /** Spark's `availableOffsets`: the end of the batch last planned (for the failure's `endOffset`). */
+  #availableOffsets: ReadonlyArray<Offset> | undefined = undefined
   #watermarkMs = 0
   /** The watermark the previous batch ran with: Spark's late-events watermark for the next batch. */
   #lateEventsWatermarkMs = 0
@@ -313,12 +312,17 @@ export class MicroBatchExecution implements StreamingQuery {
       this.#finished = true
       if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
         const failure = Cause.squash(exit.cause)
+        // Spark's `OffsetSeq.toString`: each source's offset JSON, `-` where there is none.
+        const offsetSeq = (offsets: ReadonlyArray<Offset> | undefined) =>
+          `[${this.config.sources.map((_, i) => (offsets?.[i] === undefined ? "-" : JSON.stringify(offsets[i]))).join(", ")}]`
         this.#error = new StreamingQueryError({
           message: `Query ${this.prettyIdString()} terminated with exception: ${messageOf(failure)}`,
           queryId: this.id,
           runId: this.runId,
           batchId: this.#currentBatchId,
-          cause: failure
+          cause: failure,
+          startOffset: offsetSeq(this.#hasCommitted ? this.#committed : undefined),
+          endOffset: offsetSeq(this.#availableOffsets ?? (this.#hasCommitted ? this.#committed : undefined))
         })
       }
       this.#active = false
@@ -327,8 +331,20 @@ export class MicroBatchExecution implements StreamingQuery {
         this.#error === null ? "Stopped" : `Terminated with exception: ${messageOf(this.#error.cause)}`
       this.#triggerActive = false
       this.#dataAvailable = false
-      for (const { source } of this.config.sources) yield* source.stop()
-      yield* this.config.sink.stop()
+      // Spark's `stopSources`: a source (or sink) that fails to stop is logged and the others
+      // are still stopped (SPARK-19774); the query still terminates.
+      for (const { source } of this.config.sources) {
+        yield* source.stop().pipe(
+          Effect.catchCause((cause) =>
+            Effect.logWarning(`Failed to stop streaming source: ${source.description}. Resources may have leaked.`, cause)
+          )
+        )
+      }
+      yield* this.config.sink.stop().pipe(
+        Effect.catchCause((cause) =>
+          Effect.logWarning(`Failed to stop streaming sink: ${this.config.sink.description}. Resources may have leaked.`, cause)
+        )
+      )
       if (
         this.config.deleteCheckpointOnStop === true &&
         (this.#error === null || State.confBool(this.config.state, "spark.sql.streaming.forceDeleteTempCheckpointLocation"))
@@ -342,7 +358,7 @@ export class MicroBatchExecution implements StreamingQuery {
       const event = {
         id: this.id,
         runId: this.runId,
-        exception: this.#error?.message ?? null,
+        exception: this.#error === null ? null : exceptionString(this.#error.cause),
         // Spark: the error class of the failure's cause, when it has one (a SparkThrowable).
         errorClassOnException: errorClassOf(this.#error?.cause) ?? null
       }
@@ -438,7 +454,13 @@ export class MicroBatchExecution implements StreamingQuery {
         this.#tracker.restore(this.#watermarkMs)
         this.#needsNoDataBatch =
           this.#stateful.length > 0 &&
-          shouldRunAnotherBatch(this.physical, this.#watermarkMs, seq.metadata.batchWatermarkMs, this.config.outputMode)
+          shouldRunAnotherBatch(
+            this.physical,
+            this.#watermarkMs,
+            seq.metadata.batchWatermarkMs,
+            this.config.outputMode,
+            this.propagateWatermarks()
+          )
         // Timers and TTL expiries that fell due while the query was down: one batch finds them.
         for (const id of processingTimeOperators(this.physical)) this.#batchDeadlines.set(id, Number.NEGATIVE_INFINITY)
         for (let i = 0; i < sources.length; i++) yield* sources[i].commit(end[i])
@@ -536,6 +558,16 @@ export class MicroBatchExecution implements StreamingQuery {
     this.#restoredConf = { ...conf, "spark.sql.streaming.multipleWatermarkPolicy": policy ?? this.#tracker.policy }
   }
 
+  /**
+   * Spark's `WatermarkPropagator`: each stateful operator gets the watermark the operators below
+   * it leave (`PropagateWatermarkSimulator`), unless
+   * `spark.sql.streaming.statefulOperator.allowMultiple` is false (`UseSingleWatermarkPropagator`:
+   * every operator gets the global one).
+   */
+  private propagateWatermarks(): boolean {
+    return this.config.state.conf.get("spark.sql.streaming.statefulOperator.allowMultiple") !== "false"
+  }
+
   private minBatchesToRetain(): number {
     return Number(this.config.state.conf.get("spark.sql.streaming.minBatchesToRetain") ?? "100")
   }
@@ -579,15 +611,18 @@ export class MicroBatchExecution implements StreamingQuery {
           yield* this.runBatch(pending, startMs, previousTriggerStartMs, {})
           return "ran" as StepResult
         }
-        this.#statusMessage = "Getting offsets from sources"
         const t0 = yield* Clock.currentTimeMillis
         const sources = this.config.sources
         const ends: Array<Offset> = []
         let hasData = false
         for (let i = 0; i < sources.length; i++) {
           const s = sources[i].source
+          // Spark's `constructNextBatch`: `updateStatusMessage(s"Getting offsets from $s")`, per source
+          this.#statusMessage = `Getting offsets from ${s.description}`
           const target = this.#availableNowTargets[i]
-          const end = target !== undefined ? target : yield* s.latestOffset(this.#committed[i], s.defaultReadLimit())
+          // Spark's `MicroBatchExecution`: Trigger.Once reads everything, whatever the source's limit.
+          const limit: ReadLimit = this.config.trigger._tag === "Once" ? { _tag: "AllAvailable" } : s.defaultReadLimit()
+          const end = target !== undefined ? target : yield* s.latestOffset(this.#committed[i], limit)
           ends.push(end)
           if (!sameOffset(end, this.#committed[i])) hasData = true
         }
@@ -710,6 +745,7 @@ export class MicroBatchExecution implements StreamingQuery {
   ): Effect.Effect<void, unknown> {
     return Effect.gen({ self: this }, function* () {
       this.#statusMessage = "Processing new data"
+      this.#availableOffsets = batch.end
       // Spark's stateful operators look their event-time column up when a batch executes.
       if (
         this.#eventTimeConflict !== undefined &&
@@ -734,6 +770,10 @@ export class MicroBatchExecution implements StreamingQuery {
         perSource.push(rows.length)
       }
       const getBatchMs = (yield* Clock.currentTimeMillis) - g0
+      // Spark counts a source's input rows at its scans: a source read twice (a self-union, a
+      // self-join) counts its rows twice ("input row calculation with same V2 source used twice
+      // in self-union").
+      const scans = new Map<string, number>()
       const a0 = yield* Clock.currentTimeMillis
       const eventStats = new Map<EventTimeWatermarkExec, EventTimeStats>()
       const operatorProgress = new Map<number, OperatorProgress>()
@@ -747,6 +787,8 @@ export class MicroBatchExecution implements StreamingQuery {
               outputMode: this.config.outputMode,
               watermarkForLateEventsMs: hasWatermark ? this.#lateEventsWatermarkMs : undefined,
               watermarkForEvictionMs: hasWatermark ? batch.watermarkMs : undefined,
+              // Spark's UseSingleWatermarkPropagator in compatibility mode
+              propagateWatermarks: this.propagateWatermarks(),
               openStore: (operatorId, storeName, schema) =>
                 provider.open({
                   checkpoint: this.config.checkpoint,
@@ -769,12 +811,17 @@ export class MicroBatchExecution implements StreamingQuery {
       const rows = yield* Execute.execute(this.physical, {
         currentTimestampMs: batch.batchTimestampMs,
         readRelation: readRelation(this.config.state),
-        streamingRows: (rel) => Effect.succeed(rowsByKey.get(rel.sourceKey) ?? []),
+        streamingRows: (rel) =>
+          Effect.sync(() => {
+            scans.set(rel.sourceKey, (scans.get(rel.sourceKey) ?? 0) + 1)
+            return rowsByKey.get(rel.sourceKey) ?? []
+          }),
         onEventTime: (node, stats) => {
           eventStats.set(node, stats)
         },
         stateful
       })
+      for (let i = 0; i < sources.length; i++) perSource[i] *= Math.max(1, scans.get(sources[i].key) ?? 0)
       yield* this.config.sink.addBatch({
         batchId: batch.batchId,
         schema: this.outputSchema,
@@ -809,7 +856,13 @@ export class MicroBatchExecution implements StreamingQuery {
       this.#watermarkMs = nextWatermarkMs
       this.#needsNoDataBatch =
         this.#stateful.length > 0 &&
-        shouldRunAnotherBatch(this.physical, nextWatermarkMs, batch.watermarkMs, this.config.outputMode)
+        shouldRunAnotherBatch(
+          this.physical,
+          nextWatermarkMs,
+          batch.watermarkMs,
+          this.config.outputMode,
+          this.propagateWatermarks()
+        )
       const endMs = yield* Clock.currentTimeMillis
       // Spark lists `stateOperators` in `executedPlan.collect` order: a pre-order walk, so the
       // topmost stateful operator comes first (dedup then aggregate reports [aggregate, dedup]).
@@ -889,9 +942,11 @@ export class MicroBatchExecution implements StreamingQuery {
       numInputRows: p.perSource[i],
       inputRowsPerSecond: p.perSource[i] / inputTimeSec,
       processedRowsPerSecond: p.perSource[i] / processingTimeSec,
-      metrics: {}
+      // Spark's `ReportsSourceMetrics.metrics(latestConsumedOffset)` (Kafka's offsets behind latest)
+      metrics: source.metrics?.(p.end[i]) ?? {}
     }))
-    return {
+    // Spark's `StreamingQueryProgress.toString` is its prettyJson
+    return withJsonToString({
       id: this.id,
       runId: this.runId,
       name: this.name,
@@ -907,14 +962,18 @@ export class MicroBatchExecution implements StreamingQuery {
       sources,
       sink: { description: this.config.sink.description, numOutputRows: p.numOutputRows, metrics: {} },
       observedMetrics: {}
-    }
+    })
   }
 
-  /** Adds to `recentProgress`, keeping at most `spark.sql.streaming.numRecentProgressUpdates`. */
+  /**
+   * Adds to `recentProgress`. As Spark's `ProgressReporter.addNewProgress`, the buffer is
+   * trimmed while it holds `spark.sql.streaming.numRecentProgressUpdates` or more entries, so
+   * it keeps at most that number minus one (99 by default).
+   */
   private pushProgress(progress: StreamingQueryProgress): void {
     const limit = Number(this.config.state.conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100")
     this.#progress.push(progress)
-    while (this.#progress.length > limit) this.#progress.shift()
+    while (this.#progress.length > 0 && this.#progress.length >= limit) this.#progress.shift()
   }
 
   /**
@@ -1014,11 +1073,13 @@ export class MicroBatchExecution implements StreamingQuery {
   }
 
   status(): Effect.Effect<StreamingQueryStatus> {
-    return Effect.sync(() => ({
-      message: this.#statusMessage,
-      isDataAvailable: this.#dataAvailable,
-      isTriggerActive: this.#triggerActive
-    }))
+    return Effect.sync(() =>
+      withJsonToString({
+        message: this.#statusMessage,
+        isDataAvailable: this.#dataAvailable,
+        isTriggerActive: this.#triggerActive
+      })
+    )
   }
 
   lastProgress(): Effect.Effect<StreamingQueryProgress | null> {
@@ -1089,7 +1150,8 @@ export class MicroBatchExecution implements StreamingQuery {
   }
 
   explain(_extended = false): Effect.Effect<string> {
-    return Effect.sync(() => this.#lastExplain)
+    // Spark's `explainInternal`: nothing to show until a batch of this run has executed.
+    return Effect.sync(() => (this.#executedBatch ? this.#lastExplain : "No physical plan. Waiting for data."))
   }
 
   /** @internal the attributes of the plan's output, for sinks that need them. */

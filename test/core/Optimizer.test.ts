@@ -626,6 +626,7 @@ describe("optimize", () => {
   it("lists the rules by Spark's names", () => {
     expect(rules.map((r) => r.name)).toEqual([
       "EliminateSubqueryAliases",
+      "EliminateEventTimeWatermark",
       "CombineFilters",
       "PushDownPredicates",
       "ColumnPruning",

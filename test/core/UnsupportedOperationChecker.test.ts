@@ -8,7 +8,8 @@
  * inside a streaming query; tributary has no such node, so `wrap` puts a batch plan into an
  * inner join with a streaming relation (a stream-static inner join passes every check).
  */
-import { Result } from "effect"
+import { it as effectIt } from "@effect/vitest"
+import { Effect, Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { analyze } from "../../core/Analyzer.ts"
 import { emptyCatalog } from "../../core/Catalog.ts"
@@ -27,6 +28,8 @@ import {
   isWatermarkInJoinKeys,
   stateValueWatermark
 } from "../../core/UnsupportedOperationChecker.ts"
+import { MemoryStream, Session } from "../../mod.ts"
+import type { DataFrame } from "../../structured/api/DataFrame.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Plans built by hand, as Spark's suite builds them
@@ -715,6 +718,545 @@ describe("checkForStreaming: union, sort, limit, expressions", () => {
 })
 
 // ---------------------------------------------------------------------------------------------
+// [flat]MapGroupsWithState (Spark's TestFlatMapGroupsWithState cases), titles as Spark names them
+// ---------------------------------------------------------------------------------------------
+
+/** Spark's `att`: the long attribute its TestFlatMapGroupsWithState nodes use for everything. */
+const att = E.attribute("a", T.LongType)
+
+type GroupStateTimeout = P.FlatMapGroupsWithState["timeout"]
+
+/**
+ * Spark's `TestFlatMapGroupsWithState(null, att, att, Seq(att), Seq(att), att, null, funcMode,
+ * isMapGroupsWithState, timeout, child)`; Spark's `null` timeout is `NoTimeout` here.
+ */
+const fmgws = (
+  funcMode: "append" | "update",
+  child: P.LogicalPlan,
+  options: { readonly isMap?: boolean; readonly timeout?: GroupStateTimeout } = {}
+): P.FlatMapGroupsWithState => ({
+  _tag: "FlatMapGroupsWithState",
+  planId: P.newPlanId(),
+  fn: () => [],
+  keyFn: (row) => row,
+  keySchema: T.struct([T.field("value", T.LongType)]),
+  keyIsStruct: false,
+  stateSchema: T.struct([T.field("value", T.LongType)]),
+  stateIsStruct: false,
+  outputSchema: T.struct([T.field("value", T.LongType)]),
+  outputIsStruct: false,
+  output: [att],
+  isMapGroupsWithState: options.isMap ?? false,
+  outputMode: funcMode,
+  timeout: options.timeout ?? "NoTimeout",
+  initialState: undefined,
+  child
+})
+
+const mgws = (child: P.LogicalPlan, timeout: GroupStateTimeout = "NoTimeout") =>
+  fmgws("update", child, { isMap: true, timeout })
+
+/** `Aggregate(Seq(attributeWithWatermark), aggExprs("c"), child)` */
+const aggOnWatermark = (child: P.LogicalPlan): P.Aggregate =>
+  aggregate([attributeWithWatermark], [countStar("c")], child)
+
+/** `aggExprs(name)` = `Seq(Count("*").as(name))` over no grouping. */
+const globalAgg = (name: string, child: P.LogicalPlan): P.Aggregate => aggregate([], [countStar(name)], child)
+
+const GS = {
+  modeMismatch: (funcMode: string, mode: string) =>
+    `flatMapGroupsWithState in ${funcMode} mode is not supported with ${mode} output mode on a streaming DataFrame/Dataset`,
+  updateWithAggregation:
+    "flatMapGroupsWithState in update mode is not supported with aggregation on a streaming DataFrame/Dataset",
+  mapMode: (mode: string) =>
+    `mapGroupsWithState is not supported with ${mode} output mode on a streaming DataFrame/Dataset`,
+  multipleMaps: "Multiple mapGroupsWithStates are not supported on a streaming DataFrames/Datasets",
+  mixing: "Mixing mapGroupsWithStates and flatMapGroupsWithStates are not supported on a streaming DataFrames/Datasets",
+  multipleFlatMaps:
+    "Multiple flatMapGroupsWithStates are not supported when they are not all in append mode or the output mode is not append on a streaming DataFrames/Datasets",
+  eventTimeTimeout:
+    "Watermark must be specified in the query using '[Dataset/DataFrame].withWatermark()' for using event-time timeout in a [map|flatMap]GroupsWithState. Event-time timeout not supported without watermark."
+}
+
+/**
+ * Spark's `testError`: the refusal's message holds each word (case-insensitively). Its
+ * `assertNotSupportedInStreamingPlan` adds "streaming", "DataFrame", "Dataset" and "not supported"
+ * (`streamingWords`); Spark's `getMessage` also prints the plan, whose node names supply
+ * "streaming" for the event-time timeout refusal, so that case asks for its own words only.
+ */
+const expectSparkWords = (f: Failure | undefined, words: ReadonlyArray<string>, streamingWords = true) => {
+  expect(f).toBeDefined()
+  const msg = (f?.message ?? "").toLowerCase()
+  for (const w of streamingWords ? [...words, "streaming", "DataFrame", "Dataset", "not supported"] : words) {
+    expect(msg).toContain(w.toLowerCase())
+  }
+}
+
+const MODE_NAMES: ReadonlyArray<readonly [OutputMode, string]> = [
+  ["append", "Append"],
+  ["update", "Update"],
+  ["complete", "Complete"]
+]
+
+describe("UnsupportedOperationsSuite: [flat]MapGroupsWithState", () => {
+  for (const [funcMode, name] of [
+    ["append", "Append"],
+    ["update", "Update"]
+  ] as const) {
+    it(`batch plan - flatMapGroupsWithState - flatMapGroupsWithState(${name}) on batch relation: supported`, () => {
+      expect(checkForBatch(fmgws(funcMode, batchRelation))).toBeUndefined()
+    })
+
+    it(`batch plan - flatMapGroupsWithState - multiple flatMapGroupsWithState(${name})s on batch relation: supported`, () => {
+      expect(checkForBatch(fmgws(funcMode, fmgws(funcMode, batchRelation)))).toBeUndefined()
+    })
+  }
+
+  it("streaming plan - flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation without aggregation in update mode: supported", () => {
+    expect(streaming(fmgws("update", streamRelation), "update")).toBeUndefined()
+  })
+
+  it("streaming plan - flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation without aggregation in append mode: not supported", () => {
+    const f = streaming(fmgws("update", streamRelation), "append")
+    expect(f).toEqual(unsupported(GS.modeMismatch("update", "Append")))
+    expectSparkWords(f, ["flatMapGroupsWithState in update mode", "Append"])
+  })
+
+  it("streaming plan - flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation without aggregation in complete mode: not supported", () => {
+    // disallowed by the aggregation check first, as in Spark
+    const f = streaming(fmgws("update", streamRelation), "complete")
+    expect(f).toEqual(unsupported(M.completeWithoutAggregation))
+    expectSparkWords(f, ["Complete"])
+  })
+
+  for (const [mode, name] of MODE_NAMES) {
+    it(`streaming plan - flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation with aggregation in ${name} mode: not supported`, () => {
+      const f = streaming(fmgws("update", aggOnWatermark(streamRelation)), mode)
+      expect(f).toEqual(unsupported(GS.updateWithAggregation))
+      expectSparkWords(f, ["flatMapGroupsWithState in update mode", "with aggregation"])
+    })
+  }
+
+  it("streaming plan - flatMapGroupsWithState - flatMapGroupsWithState(Append) on streaming relation without aggregation in append mode: supported", () => {
+    expect(streaming(fmgws("append", streamRelation), "append")).toBeUndefined()
+  })
+
+  it("streaming plan - flatMapGroupsWithState - flatMapGroupsWithState(Append) on streaming relation without aggregation in update mode: not supported", () => {
+    const f = streaming(fmgws("append", streamRelation), "update")
+    expect(f).toEqual(unsupported(GS.modeMismatch("append", "Update")))
+    expectSparkWords(f, ["flatMapGroupsWithState in append mode", "update"])
+  })
+
+  // Spark: "Only supported when `spark.sql.streaming.statefulOperator.correctnessCheck` is disabled."
+  for (const [mode, name] of MODE_NAMES) {
+    it(`streaming plan - flatMapGroupsWithState - flatMapGroupsWithState(Append) on streaming relation before aggregation in ${name} mode: supported`, () => {
+      const plan = aggOnWatermark(fmgws("append", streamRelation))
+      expect(streaming(plan, mode, { statefulOperatorCheckCorrectness: false })).toBeUndefined()
+    })
+  }
+
+  it("streaming plan - flatMapGroupsWithState - flatMapGroupsWithState(Update) on streaming relation in complete mode: not supported", () => {
+    // Spark's plan has an Append function despite the title; Complete fails on the missing aggregation
+    const f = streaming(fmgws("append", streamRelation), "complete")
+    expect(f).toEqual(unsupported(M.completeWithoutAggregation))
+    expectSparkWords(f, ["Complete"])
+  })
+
+  for (const [funcMode, funcName] of [
+    ["append", "Append"],
+    ["update", "Update"]
+  ] as const) {
+    for (const [mode, name] of MODE_NAMES.slice(0, 2)) {
+      it(`streaming plan - flatMapGroupsWithState - flatMapGroupsWithState(${funcName}) on batch relation inside streaming relation in ${name} output mode: supported`, () => {
+        expect(streaming(fmgws(funcMode, batchRelation), mode)).toBeUndefined()
+      })
+    }
+  }
+
+  it("streaming plan - flatMapGroupsWithState - multiple flatMapGroupsWithStates on streaming relation and all are in append mode: supported", () => {
+    const plan = fmgws("append", fmgws("append", streamRelation))
+    expect(streaming(plan, "append", { statefulOperatorCheckCorrectness: false })).toBeUndefined()
+  })
+
+  it("streaming plan - flatMapGroupsWithState -  multiple flatMapGroupsWithStates on s streaming relation but some are not in append mode: not supported", () => {
+    const f = streaming(fmgws("update", fmgws("append", streamRelation)), "append")
+    expect(f).toEqual(unsupported(GS.multipleFlatMaps))
+    expectSparkWords(f, ["multiple flatMapGroupsWithState", "append"])
+  })
+
+  it("streaming plan - mapGroupsWithState - mapGroupsWithState on streaming relation without aggregation in append mode: not supported", () => {
+    const f = streaming(mgws(streamRelation), "append")
+    expect(f).toEqual(unsupported(GS.mapMode("Append")))
+    expectSparkWords(f, ["mapGroupsWithState", "append"])
+  })
+
+  it("streaming plan - mapGroupsWithState - mapGroupsWithState on streaming relation without aggregation in complete mode: not supported", () => {
+    const f = streaming(mgws(streamRelation), "complete")
+    expect(f).toEqual(unsupported(M.completeWithoutAggregation))
+    expectSparkWords(f, ["Complete"])
+  })
+
+  it("streaming plan - mapGroupsWithState - multiple mapGroupsWithStates on streaming relation and all are in append mode: not supported", () => {
+    const f = streaming(mgws(mgws(streamRelation)), "append")
+    expect(f).toEqual(unsupported(GS.multipleMaps))
+    expectSparkWords(f, ["multiple mapGroupsWithStates"])
+  })
+
+  it("streaming plan - mapGroupsWithState - mixing mapGroupsWithStates and flatMapGroupsWithStates on streaming relation: not supported", () => {
+    const f = streaming(mgws(fmgws("update", streamRelation)), "append")
+    expect(f).toEqual(unsupported(GS.mixing))
+    expectSparkWords(f, ["Mixing mapGroupsWithStates and flatMapGroupsWithStates"])
+  })
+
+  it("streaming plan - mapGroupsWithState - mapGroupsWithState with event time timeout without watermark: not supported", () => {
+    const f = streaming(mgws(streamRelation, "EventTimeTimeout"), "update")
+    expect(f).toEqual(watermarkRequired(GS.eventTimeTimeout))
+    expectSparkWords(f, ["watermark", "DataFrame", "Dataset", "not supported"], false)
+  })
+
+  it("streaming plan - mapGroupsWithState - mapGroupsWithState with event time timeout with watermark: supported", () => {
+    expect(streaming(mgws(streamingRelation([attributeWithWatermark]), "EventTimeTimeout"), "update")).toBeUndefined()
+  })
+
+  it("a streaming initial state: not supported (Spark's checkForStreaming)", () => {
+    const plan: P.FlatMapGroupsWithState = {
+      ...fmgws("update", streamRelation),
+      initialState: streamingRelation([att])
+    }
+    expect(streaming(plan, "update")).toEqual(
+      unsupported(
+        "Non-streaming DataFrame/Dataset is not supported as the initial state in [flatMap|map]GroupsWithState operation on a streaming DataFrame/Dataset"
+      )
+    )
+    const batchInitial: P.FlatMapGroupsWithState = {
+      ...fmgws("update", streamRelation),
+      initialState: localRelation([att], false)
+    }
+    expect(streaming(batchInitial, "update")).toBeUndefined()
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Spark 4's errors: class and message words (Spark's testError / checkError)
+// ---------------------------------------------------------------------------------------------
+
+describe("UnsupportedOperationsSuite: error classes", () => {
+  const errorClassOf = (plan: P.LogicalPlan, mode: OutputMode) => checkForStreaming(wrap(plan), mode)?.errorClass
+
+  it("streaming plan - aggregate - streaming aggregations without watermark in append mode: not supported (STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION)", () => {
+    expect(errorClassOf(globalAgg("d", streamRelation), "append")).toBe("STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION")
+    // Spark's parameters: outputMode "append", operation "streaming aggregations without watermark"
+    expect(streaming(globalAgg("d", streamRelation), "append")?.message).toContain(
+      "Invalid streaming output mode: append. This output mode is not supported for streaming aggregations without watermark on streaming DataFrames/DataSets."
+    )
+  })
+
+  it("streaming plan - Append output mode - aggregation without watermark: not supported (STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION)", () => {
+    expect(errorClassOf(groupByA(streamRelation), "append")).toBe("STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION")
+  })
+
+  it("streaming plan - Complete output mode - no aggregation: not supported (STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION)", () => {
+    const noAgg = filter(binary(">", attribute, E.literal(1, T.IntegerType)), streamRelation)
+    expect(errorClassOf(noAgg, "complete")).toBe("STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION")
+    expect(streaming(noAgg, "complete")?.message).toContain(
+      "Invalid streaming output mode: complete. This output mode is not supported for no streaming aggregations on streaming DataFrames/DataSets."
+    )
+  })
+
+  it("the other refusals are Spark's _LEGACY_ERROR_TEMP_3102 (throwError)", () => {
+    expect(errorClassOf(globalAgg("c", sort(streamRelation)), "complete")).toBe("_LEGACY_ERROR_TEMP_3102")
+    expect(errorClassOf(union(streamRelation, batchRelation), "append")).toBe("_LEGACY_ERROR_TEMP_3102")
+    expect(errorClassOf(mgws(mgws(streamRelation)), "append")).toBe("_LEGACY_ERROR_TEMP_3102")
+    expect(checkForBatch(streamRelation)?.errorClass).toBe("_LEGACY_ERROR_TEMP_3102")
+    expect(checkForStreaming(batchRelation, "append")?.errorClass).toBe("_LEGACY_ERROR_TEMP_3102")
+    expect(
+      checkStreamingQueryGlobalWatermarkLimit(globalAgg("c", globalAgg("d", streamRelation)), "update")?.errorClass
+    ).toBe("_LEGACY_ERROR_TEMP_3102")
+  })
+
+  it("Spark's words in each refusal of the suite's plain cases", () => {
+    // assertNotSupportedInBatchPlan asks for its own words only
+    expectSparkWords(described(checkForBatch(streamRelation)), ["with streaming source", "start"], false)
+    expectSparkWords(
+      described(checkForBatch(project([attribute], streamRelation))),
+      ["with streaming source", "start"],
+      false
+    )
+    expect(checkForStreaming(project([attribute], batchRelation), "append")?.message).toContain(
+      "without streaming source"
+    )
+    expectSparkWords(streaming(aggregate([], [countDistinct("c")], streamRelation), "complete"), [
+      "distinct aggregation"
+    ])
+    expectSparkWords(streaming(join(streamRelation, streamRelation, "inner"), "update"), [
+      "is not supported in Update output mode"
+    ])
+    expectSparkWords(streaming(join(streamRelation, batchRelation, "full_outer"), "append"), ["FullOuter join"])
+    expectSparkWords(streaming(join(batchRelation, streamRelation, "full_outer"), "append"), ["FullOuter join"])
+    expectSparkWords(streaming(join(streamRelation, streamRelation, "full_outer"), "append"), ["FullOuter join"])
+    for (const [t, name] of [
+      ["left_outer", "LeftOuter join"],
+      ["left_semi", "LeftSemi join"],
+      ["left_anti", "LeftAnti join"]
+    ] as const) {
+      expectSparkWords(streaming(join(batchRelation, streamRelation, t), "append"), [name])
+      expectSparkWords(streaming(join(streamRelation, streamRelation, t), "append"), [name])
+    }
+    expectSparkWords(streaming(join(streamRelation, batchRelation, "right_outer"), "append"), ["RightOuter join"])
+    expectSparkWords(streaming(join(streamRelation, streamRelation, "right_outer"), "append"), ["RightOuter join"])
+    expectSparkWords(streaming(union(streamRelation, batchRelation), "append"), ["union"])
+    expectSparkWords(streaming(sort(streamRelation), "append"), ["sort"])
+    expectSparkWords(streaming(globalAgg("c", sort(streamRelation)), "complete"), ["sort", "aggregat", "complete"])
+    expectSparkWords(streaming(sort(globalAgg("c", streamRelation)), "update"), ["sort", "aggregat", "complete"])
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Spark 4's global watermark limit cases, by Spark's names
+// ---------------------------------------------------------------------------------------------
+
+describe("UnsupportedOperationsSuite: Global watermark limit", () => {
+  const gw = (plan: P.LogicalPlan, mode: OutputMode) =>
+    described(checkStreamingQueryGlobalWatermarkLimit(wrap(plan), mode, { statefulOperatorCheckCorrectness: true }))
+  const pass = (title: string, plan: () => P.LogicalPlan, mode: OutputMode) =>
+    it(`Global watermark limit - ${title}`, () => expect(gw(plan(), mode)).toBeUndefined())
+  const fail = (title: string, plan: () => P.LogicalPlan, mode: OutputMode) =>
+    it(`Global watermark limit - ${title}`, () => {
+      const f = gw(plan(), mode)
+      expect(f).toEqual(unsupported(M.correctness))
+      expect(f?.message).toContain("Detected pattern of possible 'correctness' issue")
+    })
+
+  const onWatermark = binary("=", attributeWithWatermark, attribute)
+  const timeInterval = binary(
+    "and",
+    binary("=", attribute, attribute),
+    binary(">", attributeWithWatermark, binary("+", attributeWithWatermark, E.literal(10, T.IntegerType)))
+  )
+
+  // multi-aggregations only supported in Append mode
+  pass(
+    "aggregate - multiple streaming aggregations - append",
+    () => globalAgg("c", globalAgg("d", streamRelation)),
+    "append"
+  )
+  fail(
+    "aggregate - multiple streaming aggregations - update",
+    () => globalAgg("c", globalAgg("d", streamRelation)),
+    "update"
+  )
+  fail(
+    "aggregate - multiple streaming aggregations - complete",
+    () => globalAgg("c", globalAgg("d", streamRelation)),
+    "complete"
+  )
+
+  pass(
+    "flatMapGroupsWithState - flatMapGroupsWithState(Append) on streaming relation after aggregation in Append mode",
+    () => fmgws("append", aggOnWatermark(streamRelation)),
+    "append"
+  )
+  // aggregation not in Append mode followed by any stateful operator is disallowed
+  fail(
+    "flatMapGroupsWithState - flatMapGroupsWithState(Append) on streaming relation after aggregation in Update mode",
+    () => fmgws("append", aggOnWatermark(streamRelation)),
+    "update"
+  )
+  fail(
+    "mapGroupsWithState - mapGroupsWithState on streaming relation after aggregation in Update mode",
+    () => mgws(aggOnWatermark(streamRelation)),
+    "update"
+  )
+
+  // [flat]MapGroupsWithState with an event-time timeout followed by any stateful operator
+  fail(
+    "multiple stateful ops - FlatMapGroupsWithState followed by agg",
+    () => globalAgg("c", fmgws("append", streamRelation, { timeout: "EventTimeTimeout" })),
+    "append"
+  )
+  pass(
+    "multiple stateful ops - FlatMapGroupsWithState(process time) followed by agg",
+    () => globalAgg("c", fmgws("append", streamRelation, { timeout: "ProcessingTimeTimeout" })),
+    "append"
+  )
+  fail(
+    "multiple stateful ops - MapGroupsWithState followed by agg",
+    () => globalAgg("c", mgws(streamRelation, "EventTimeTimeout")),
+    "append"
+  )
+  pass(
+    "multiple stateful ops - MapGroupsWithState(process time) followed by agg",
+    () => globalAgg("c", mgws(streamRelation, "ProcessingTimeTimeout")),
+    "append"
+  )
+
+  // stream-stream joins (time interval or equality) can be followed by any stateful operator
+  pass(
+    "multiple stateful ops - stream-stream time-interval join followed by agg",
+    () => globalAgg("c", join(streamRelation, streamRelation, "inner", timeInterval)),
+    "append"
+  )
+  pass(
+    "multiple stateful ops - stream-stream equality join followed by agg",
+    () => globalAgg("c", join(streamRelation, streamRelation, "inner", binary("=", attribute, attribute))),
+    "append"
+  )
+
+  // deduplication is stateful for this check only when keyed on an event-time column
+  fail(
+    "multiple stateful ops - FlatMapGroupsWithState followed by dedup (with event-time)",
+    () => deduplicate([attributeWithWatermark], fmgws("append", streamRelation, { timeout: "EventTimeTimeout" })),
+    "append"
+  )
+  pass(
+    "multiple stateful ops - FlatMapGroupsWithState followed by dedup (without event-time)",
+    () => deduplicate([att], fmgws("append", streamRelation)),
+    "append"
+  )
+  for (const [mode, name] of MODE_NAMES.slice(1)) {
+    fail(
+      `multiple stateful ops - aggregation(${name} mode) followed by dedup (with event-time)`,
+      () => deduplicate([attributeWithWatermark], aggOnWatermark(streamRelation)),
+      mode
+    )
+    pass(
+      `multiple stateful ops - aggregation(${name} mode) followed by dedup (without event-time)`,
+      () => deduplicate([att], aggOnWatermark(streamRelation)),
+      mode
+    )
+  }
+  pass(
+    "multiple stateful ops - stream-stream time interval join followed by dedup (with event-time)",
+    () => deduplicate([attributeWithWatermark], join(streamRelation, streamRelation, "inner", timeInterval)),
+    "append"
+  )
+  pass(
+    "multiple stateful ops - stream-stream time interval join followed by dedup (without event-time)",
+    () => deduplicate([att], join(streamRelation, streamRelation, "inner", timeInterval)),
+    "append"
+  )
+
+  const joinTypes: ReadonlyArray<readonly [P.JoinType, string]> = [
+    ["inner", "Inner"],
+    ["left_outer", "LeftOuter"],
+    ["right_outer", "RightOuter"],
+    ["full_outer", "FullOuter"]
+  ]
+  for (const [t, name] of joinTypes) {
+    pass(
+      `streaming aggregation after stream-stream ${name} join keyed on time interval in Append mode are not supported`,
+      () =>
+        groupByA(
+          join(
+            streamRelation,
+            streamRelation,
+            t,
+            binary(
+              "and",
+              onWatermark,
+              binary("<", attributeWithWatermark, binary("+", attributeWithWatermark, E.literal(10, T.IntegerType)))
+            )
+          )
+        ),
+      "append"
+    )
+    // Spark's case joins RightOuter whatever the loop's join type
+    pass(
+      `single ${name} join in Append mode`,
+      () => join(streamRelation, streamRelation, "right_outer", onWatermark),
+      "append"
+    )
+    pass(
+      `streaming aggregation after stream-stream ${name} join keyed on time equality in Append mode are supported`,
+      () => groupByA(join(streamRelation, streamRelation, t, onWatermark)),
+      "append"
+    )
+    for (const [t2, name2] of joinTypes.slice(0, 3)) {
+      pass(
+        `streaming-stream ${name2} after stream-stream ${name} join in Append mode`,
+        () => join(streamRelation, join(streamRelation, streamRelation, t, onWatermark), t2, onWatermark),
+        "append"
+      )
+    }
+    pass(
+      `FlatMapGroupsWithState after stream-stream ${name} join in Append mode`,
+      () => fmgws("append", join(streamRelation, streamRelation, t, onWatermark)),
+      "append"
+    )
+    pass(
+      `deduplicate after stream-stream ${name} join in Append mode`,
+      () => deduplicate([attribute], join(streamRelation, streamRelation, t, onWatermark)),
+      "append"
+    )
+  }
+
+  // streaming aggregation
+  pass("single streaming aggregation in Append mode", () => groupByA(streamRelation), "append")
+  pass("chained streaming aggregations in Append mode", () => globalAgg("count", groupByA(streamRelation)), "append")
+  for (const [t, name] of joinTypes.slice(0, 3)) {
+    pass(
+      `${name} join after streaming aggregation in Append mode`,
+      () => join(streamRelation, groupByA(streamRelation), t),
+      "append"
+    )
+  }
+  pass(
+    "deduplicate after streaming aggregation in Append mode",
+    () => deduplicate([attribute], groupByA(streamRelation)),
+    "append"
+  )
+  pass(
+    "FlatMapGroupsWithState after streaming aggregation in Append mode",
+    () => fmgws("append", groupByA(streamRelation)),
+    "append"
+  )
+
+  // FlatMapGroupsWithState
+  pass("single FlatMapGroupsWithState in Append mode", () => fmgws("append", streamRelation), "append")
+  fail(
+    "streaming aggregation after FlatMapGroupsWithState in Append mode",
+    () => aggregate([att], [countStar("count")], fmgws("append", streamRelation, { timeout: "EventTimeTimeout" })),
+    "append"
+  )
+  for (const [t, name] of joinTypes.slice(0, 3)) {
+    fail(
+      `stream-stream ${name} after FlatMapGroupsWithState in Append mode`,
+      () => join(streamRelation, fmgws("append", streamRelation, { timeout: "EventTimeTimeout" }), t, onWatermark),
+      "append"
+    )
+  }
+  fail(
+    "FlatMapGroupsWithState after FlatMapGroupsWithState in Append mode",
+    () => fmgws("append", fmgws("append", streamRelation, { timeout: "EventTimeTimeout" })),
+    "append"
+  )
+  pass(
+    "deduplicate after FlatMapGroupsWithState in Append mode",
+    () => deduplicate([attribute], fmgws("append", streamRelation)),
+    "append"
+  )
+
+  // deduplicate
+  pass(
+    "streaming aggregation after deduplicate in Append mode",
+    () => groupByA(deduplicate([attribute], streamRelation)),
+    "append"
+  )
+  for (const [t, name] of joinTypes.slice(0, 3)) {
+    pass(
+      `${name} join after deduplicate in Append mode`,
+      () => join(streamRelation, deduplicate([attribute], streamRelation), t, onWatermark),
+      "append"
+    )
+  }
+  pass(
+    "FlatMapGroupsWithState after deduplicate in Append mode",
+    () => fmgws("append", deduplicate([attribute], streamRelation)),
+    "append"
+  )
+})
+
+// ---------------------------------------------------------------------------------------------
 // Analyzed plans: windows, session windows, watermarks
 // ---------------------------------------------------------------------------------------------
 
@@ -1110,4 +1652,86 @@ describe("checkForContinuous", () => {
     const filtered = filter(binary("<", attribute, { _tag: "CurrentTimestamp" }), streamRelation)
     expect(continuous(filtered)).toEqual(unsupported(M.continuousCurrentTime))
   })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Through the public API: writeStream.start() and collect() run these checks on analyzed plans
+// ---------------------------------------------------------------------------------------------
+
+describe("UnsupportedOperationsSuite through writeStream.start() and collect()", () => {
+  const startError = <R>(df: DataFrame<R>, mode: OutputMode) =>
+    Effect.flip(df.writeStream.outputMode(mode).format("noop").start())
+
+  effectIt.effect("streaming plan - sort with stream relation: not supported", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.Int)
+      const error = yield* startError(input.toDF().sort("value"), "append")
+      expect(error._tag).toBe("AnalysisError")
+      expect({ reason: (error as AnalysisError).reason, message: error.message }).toEqual(unsupported(M.sort))
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  effectIt.effect("streaming plan - Append output mode - aggregation without watermark: not supported", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.Int)
+      const error = (yield* startError(input.toDF().groupBy("value").agg(F.count("*")), "append")) as AnalysisError
+      expect(error.errorClass).toBe("STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION")
+      expect({ reason: error.reason, message: error.message }).toEqual(watermarkRequired(M.appendWithoutWatermark))
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  effectIt.effect("streaming plan - Complete output mode - no aggregation: not supported", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.Int)
+      const error = (yield* startError(input.toDF().where(F.col("value").gt(1)), "complete")) as AnalysisError
+      expect({ reason: error.reason, message: error.message }).toEqual(unsupported(M.completeWithoutAggregation))
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  effectIt.effect("streaming plan - limit in Update output mode: not supported", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.Int)
+      const error = (yield* startError(
+        input.toDF().groupBy("value").agg(F.count("*")).limit(1),
+        "update"
+      )) as AnalysisError
+      expect({ reason: error.reason, message: error.message }).toEqual(unsupported(M.limitUpdate))
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  effectIt.effect("Global watermark limit - aggregate - multiple streaming aggregations - update", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.Int)
+      const chained = input.toDF().groupBy("value").agg(F.count("*").as("c")).groupBy("c").agg(F.count("*"))
+      const error = (yield* startError(chained, "update")) as AnalysisError
+      expect({ reason: error.reason, message: error.message }).toEqual(unsupported(M.correctness))
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  // Spark's checkStreamingQueryGlobalWatermarkLimit reads
+  // `spark.sql.streaming.statefulOperator.checkCorrectness.enabled` from the session (SQLConf) and
+  // only logs a warning when it is false; DataStreamWriter.start passes the session's value.
+  effectIt.effect(
+    "Global watermark limit with spark.sql.streaming.statefulOperator.checkCorrectness.enabled=false: start() succeeds",
+    () =>
+      Effect.gen(function* () {
+        const input = yield* MemoryStream.make(Schema.Int)
+        const chained = input.toDF().groupBy("value").agg(F.count("*").as("c")).groupBy("c").agg(F.count("*"))
+        const query = yield* chained.writeStream.outputMode("update").format("noop").start()
+        yield* query.stop()
+      }).pipe(
+        Effect.provide(
+          Session.layer({ conf: { "spark.sql.streaming.statefulOperator.checkCorrectness.enabled": false } })
+        )
+      )
+  )
+
+  effectIt.effect("batch plan - streaming source: not supported (collect)", () =>
+    Effect.gen(function* () {
+      const input = yield* MemoryStream.make(Schema.Int)
+      const error = (yield* Effect.flip(input.toDF().collect())) as AnalysisError
+      expect(error._tag).toBe("AnalysisError")
+      expect({ reason: error.reason, message: error.message }).toEqual(unsupported(M.streamingSourceInBatch))
+    }).pipe(Effect.provide(Session.layer()))
+  )
 })

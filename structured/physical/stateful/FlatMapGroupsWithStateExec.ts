@@ -47,6 +47,7 @@ import type * as P from "../SparkPlan.ts"
 import { commitAndReport, CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
 import { atOrBelow, eventTimeOf, findEventTimeColumn, stateKey } from "./WatermarkSupport.ts"
+import { operatorWatermarks } from "./WatermarkPropagator.ts"
 
 /**
  * Spark's `shortName`, reported as `stateOperators[].operatorName`.
@@ -155,7 +156,12 @@ interface Group {
 }
 
 /** Groups the external rows by key, in first-seen order; sorted by the caller. */
-const groupRows = (p: P.FlatMapGroupsWithStateExec, c: Codecs, rows: ReadonlyArray<unknown>, into: Map<string, Group>) => {
+const groupRows = (
+  p: P.FlatMapGroupsWithStateExec,
+  c: Codecs,
+  rows: ReadonlyArray<unknown>,
+  into: Map<string, Group>
+) => {
   const keyFn = p.keyFn
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]
@@ -300,11 +306,11 @@ export const executeFlatMapGroupsWithState = (
     const input = p.child.output
     const et = findEventTimeColumn(input)
     const watermarkPresent = et !== undefined
-    const evictionWm = ctx.watermarkForEvictionMs
+    const evictionWm = operatorWatermarks(p, ctx).evictionMs
     const external = toExternal(structOf(input))
 
     // 1. Late rows are dropped only with an event-time timeout (Spark's processDataWithPartition).
-    const lateWm = ctx.watermarkForLateEventsMs
+    const lateWm = operatorWatermarks(p, ctx).lateEventsMs
     let droppedByWatermark = 0
     const kept: Array<unknown> = []
     const etIndex = et === undefined ? -1 : input.indexOf(et)
@@ -329,7 +335,11 @@ export const executeFlatMapGroupsWithState = (
       }
       const t = timeoutEnabled ? json[2] : NO_TIMESTAMP
       if (typeof t !== "number") throw new CorruptState("a flatMapGroupsWithState timeout is not a number")
-      return { key: c.keyFromJSON(json[0]), state: json[1] === null ? undefined : c.stateFromJSON(json[1]), timeoutTimestamp: t }
+      return {
+        key: c.keyFromJSON(json[0]),
+        state: json[1] === null ? undefined : c.stateFromJSON(json[1]),
+        timeoutTimestamp: t
+      }
     }
     const encode = (key: unknown, state: unknown, timeout: number): unknown => {
       const k = c.keyToJSON(key)

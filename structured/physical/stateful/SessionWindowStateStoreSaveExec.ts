@@ -45,6 +45,7 @@ import {
 import { commitAndReport, CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
 import { atOrBelow, eventTimeOf, stateKey } from "./WatermarkSupport.ts"
+import { operatorWatermarks } from "./WatermarkPropagator.ts"
 
 /**
  * The store's schemas: the key is the grouping columns other than the session window; the value
@@ -256,7 +257,7 @@ export const executeSessionWindowAggregate = (
     // 2. Late spans (Spark's SessionWindowStateStoreRestoreExec filters on the event-time column:
     // the session's end when the session is over the watermarked column).
     const timeOf = sessionEventTime(p, spec, others)
-    const lateWm = timeOf === undefined ? undefined : ctx.watermarkForLateEventsMs
+    const lateWm = timeOf === undefined ? undefined : operatorWatermarks(p, ctx).lateEventsMs
     let droppedByWatermark = 0
     const live: Array<{ readonly group: KeyGroup; readonly spans: Array<Session> }> = []
     for (const g of groups) {
@@ -271,7 +272,7 @@ export const executeSessionWindowAggregate = (
       live.push({ group: g, spans })
     }
 
-    const evictWm = mode === "complete" || timeOf === undefined ? undefined : ctx.watermarkForEvictionMs
+    const evictWm = mode === "complete" || timeOf === undefined ? undefined : operatorWatermarks(p, ctx).evictionMs
     const outputRow = (values: ReadonlyArray<unknown>, s: Session): InternalRow => {
       const inter = new Array<unknown>(nG + nA)
       for (let i = 0; i < others.length; i++) inter[others[i]] = values[i]

@@ -45,6 +45,7 @@ import { commitAndReport, CorruptState, decodingState, guardDecode, timed, withO
 import { executeSessionWindowAggregate, sessionWindowStateSchema } from "./SessionWindowStateStoreSaveExec.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
 import { atOrBelow, eventTimeOf, stateKey } from "./WatermarkSupport.ts"
+import { operatorWatermarks } from "./WatermarkPropagator.ts"
 
 /**
  * Spark's `shortName` of the operator, reported as `stateOperators[].operatorName`.
@@ -105,7 +106,11 @@ interface AggregatePlan {
 
 const plans = new WeakMap<P.StatefulAggregateExec, AggregatePlan>()
 
-const compiledPlan = (p: P.StatefulAggregateExec, cctx: CompileContext, fused: FusedWindow | undefined): AggregatePlan => {
+const compiledPlan = (
+  p: P.StatefulAggregateExec,
+  cctx: CompileContext,
+  fused: FusedWindow | undefined
+): AggregatePlan => {
   const known = plans.get(p)
   if (known !== undefined && known.fused === fused) return known
   const c =
@@ -151,7 +156,11 @@ const compiledPlan = (p: P.StatefulAggregateExec, cctx: CompileContext, fused: F
  * of columns into typed per-group accumulators (`FastAggregate`), the others through `update`,
  * so every group sees its rows in row order either way.
  */
-const groupBatch = (p: P.StatefulAggregateExec, plan: AggregatePlan, rows: ReadonlyArray<InternalRow>): Array<Group> => {
+const groupBatch = (
+  p: P.StatefulAggregateExec,
+  plan: AggregatePlan,
+  rows: ReadonlyArray<InternalRow>
+): Array<Group> => {
   const c = plan.c
   const nG = p.groupingExpressions.length
   const impls = c.impls
@@ -451,8 +460,8 @@ const keyedAggregate = (
   const c = plan.c
   const groups = groupBatch(p, plan, rows)
   // Complete mode neither drops late rows nor evicts (Spark's StateStoreSaveExec, Complete).
-  const lateWm = mode === "complete" || etOf === undefined ? undefined : ctx.watermarkForLateEventsMs
-  const evictWm = mode === "complete" || etOf === undefined ? undefined : ctx.watermarkForEvictionMs
+  const lateWm = mode === "complete" || etOf === undefined ? undefined : operatorWatermarks(p, ctx).lateEventsMs
+  const evictWm = mode === "complete" || etOf === undefined ? undefined : operatorWatermarks(p, ctx).evictionMs
   let droppedByWatermark = 0
   const live: Array<Group> = []
   for (const g of groups) {

@@ -71,6 +71,13 @@ export interface StatefulContext {
   readonly watermarkForLateEventsMs: number | undefined
   /** This batch's watermark: state at or below it is emitted (append) and evicted. */
   readonly watermarkForEvictionMs: number | undefined
+  /**
+   * Whether each operator propagates the two global watermarks above through the operators
+   * below it (Spark's `PropagateWatermarkSimulator`, `WatermarkPropagator.ts`); `false` is
+   * Spark's `UseSingleWatermarkPropagator` (`spark.sql.streaming.statefulOperator.allowMultiple`
+   * = false): every operator uses the global ones. Omitted means `true`, Spark's default.
+   */
+  readonly propagateWatermarks?: boolean | undefined
   /** Opens the store `storeName` ("default" for one store) of operator `operatorId` at this batch's start. */
   readonly openStore: (
     operatorId: number,

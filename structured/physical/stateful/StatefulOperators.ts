@@ -23,6 +23,7 @@ import {
 } from "./FlatMapGroupsWithStateExec.ts"
 import { operatorName as TWS_NAME, transformWithStateStores } from "./TransformWithStateExec.ts"
 import { multipleEventTimeColumnsError } from "./WatermarkSupport.ts"
+import { inputWatermark } from "./WatermarkPropagator.ts"
 import {
   joinShouldRunAnotherBatch,
   joinStateStores,
@@ -175,6 +176,13 @@ export const multipleEventTimeColumns = (ops: ReadonlyArray<StatefulOperatorInfo
   return undefined
 }
 
+const isStateful = (p: P.SparkPlan): boolean =>
+  p._tag === "StatefulAggregateExec" ||
+  p._tag === "StreamingDeduplicateExec" ||
+  p._tag === "StreamingSymmetricHashJoinExec" ||
+  p._tag === "FlatMapGroupsWithStateExec" ||
+  p._tag === "TransformWithStateExec"
+
 /**
  * Whether the engine should run a batch without new data because the watermark moved: Spark's
  * `IncrementalExecution.shouldRunAnotherBatch` over every stateful operator's
@@ -184,7 +192,9 @@ export const multipleEventTimeColumns = (ops: ReadonlyArray<StatefulOperatorInfo
  * same condition in every mode; a stream-stream join asks for one on the same condition when it
  * removes state by the watermark (Spark's `StreamingSymmetricHashJoinExec.shouldRunAnotherBatch`).
  * Without a watermark (`currentEvictionWatermarkMs` undefined)
- * nothing asks. `outputMode` omitted counts as `append`.
+ * nothing asks. `outputMode` omitted counts as `append`. Each operator compares the watermarks
+ * propagated to its input (`propagate`, Spark's default; `false` compares the global ones, as
+ * Spark does with `spark.sql.streaming.statefulOperator.allowMultiple` = false).
  *
  * @example
  * ```ts
@@ -198,12 +208,18 @@ export const shouldRunAnotherBatch = (
   plan: P.SparkPlan,
   newWatermarkMs: number,
   currentEvictionWatermarkMs: number | undefined,
-  outputMode: OutputMode = "append"
+  outputMode: OutputMode = "append",
+  propagate = true
 ): boolean => {
   if (currentEvictionWatermarkMs === undefined) return false
-  const advanced = newWatermarkMs > currentEvictionWatermarkMs
   let found = false
   walkPostOrder(plan, (p) => {
+    // Spark's `IncrementalExecution.shouldRunAnotherBatch` asks each operator with its own
+    // input watermark for the new global one (WatermarkPropagator.ts) against the one it ran with.
+    if (found || !isStateful(p)) return
+    const newWm = propagate ? inputWatermark(p, newWatermarkMs) : newWatermarkMs
+    const currentWm = propagate ? inputWatermark(p, currentEvictionWatermarkMs) : currentEvictionWatermarkMs
+    const advanced = newWm > currentWm
     switch (p._tag) {
       case "StatefulAggregateExec":
         if (advanced && outputMode !== "complete") found = true
@@ -212,13 +228,13 @@ export const shouldRunAnotherBatch = (
         if (advanced) found = true
         return
       case "StreamingSymmetricHashJoinExec":
-        if (joinShouldRunAnotherBatch(p, newWatermarkMs, currentEvictionWatermarkMs)) found = true
+        if (joinShouldRunAnotherBatch(p, newWm, currentWm)) found = true
         return
       case "FlatMapGroupsWithStateExec":
         // Spark's FlatMapGroupsWithStateExec: an event-time timeout may fire once the watermark
         // moves. For a processing-time timeout Spark always asks; here the operator asks for a
         // batch when its earliest timeout can fire instead (`StatefulContext.requestBatchAt`).
-        if (groupsWithStateShouldRunAnotherBatch(p, newWatermarkMs, currentEvictionWatermarkMs)) found = true
+        if (groupsWithStateShouldRunAnotherBatch(p, newWm, currentWm)) found = true
         return
       case "TransformWithStateExec":
         // Spark's TransformWithStateExecBase: event-time timers can fire once the watermark moves.

@@ -28,6 +28,7 @@ import type * as P from "../SparkPlan.ts"
 import { commitAndReport, CorruptState, decodingState, timed, withOperatorStore } from "./OperatorState.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"
 import { atOrBelow, eventTimeOf, findEventTimeColumn, stateKey } from "./WatermarkSupport.ts"
+import { operatorWatermarks } from "./WatermarkPropagator.ts"
 
 /**
  * Spark's `shortName` of the operator, reported as `stateOperators[].operatorName`.
@@ -113,7 +114,7 @@ export const executeStreamingDeduplicate = (
     const scratch = new Array<unknown>(nK)
 
     // 1. Late rows, on the input's event-time column.
-    const lateWm = ctx.watermarkForLateEventsMs
+    const lateWm = operatorWatermarks(p, ctx).lateEventsMs
     let droppedByWatermark = 0
     const kept: Array<InternalRow> = []
     const keys: Array<string> = []
@@ -127,7 +128,7 @@ export const executeStreamingDeduplicate = (
       kept.push(row)
       keys.push(toKey(scratch))
     }
-    const evictWm = ctx.watermarkForEvictionMs
+    const evictWm = operatorWatermarks(p, ctx).evictionMs
 
     return withOperatorStore(ctx, p.operatorId, dedupStateSchema(p), (store) =>
       Effect.gen(function* () {

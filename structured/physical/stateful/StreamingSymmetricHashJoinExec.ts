@@ -57,6 +57,7 @@ import {
   usesWatermarkForStateCleanup
 } from "./StreamingSymmetricHashJoinHelper.ts"
 import { atOrBelow, eventTimeOf, findEventTimeColumn, stateKey } from "./WatermarkSupport.ts"
+import { operatorWatermarks } from "./WatermarkPropagator.ts"
 
 /**
  * Spark's `shortName` of the operator, reported as `stateOperators[].operatorName`.
@@ -423,7 +424,7 @@ export const executeStreamingSymmetricHashJoin = (
     // an equi-join key (InferFiltersFromConstraints) for both sides of an inner or left semi join
     // and for the side a left or right outer join does not preserve (none for a full outer
     // join): those rows never reach the join, so they are not counted as late either.
-    const lateWm = ctx.watermarkForLateEventsMs
+    const lateWm = operatorWatermarks(p, ctx).lateEventsMs
     let dropped = 0
     const admit = (
       rows: ReadonlyArray<InternalRow>,
@@ -454,7 +455,7 @@ export const executeStreamingSymmetricHashJoin = (
     const rightRows = rightAdmitted.rows
 
     // The state watermark predicates for this batch's eviction watermark.
-    const evictWm = ctx.watermarkForEvictionMs
+    const evictWm = operatorWatermarks(p, ctx).evictionMs
     const predicates = stateWatermarkPredicates(leftOut, rightOut, p.leftKeys, p.rightKeys, p.condition.full, evictWm)
     const evictor = (
       pred: JoinStateWatermarkPredicate | undefined,

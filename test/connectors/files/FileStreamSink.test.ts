@@ -78,9 +78,9 @@ describe("FileStreamSink", () => {
     Effect.gen(function* () {
       const input = yield* MemoryStream.make(Schema.Struct({ k: Schema.String }))
       const out = yield* tempDir()
-      for (const [format, mode, name] of [
-        ["json", "update", "Update"],
-        ["parquet", "complete", "Complete"]
+      for (const [format, mode] of [
+        ["json", "update"],
+        ["parquet", "complete"]
       ] as const) {
         const error = yield* Effect.flip(
           input
@@ -94,7 +94,7 @@ describe("FileStreamSink", () => {
         )
         assert.strictEqual(
           (error as AnalysisError).message,
-          `Data source ${format} does not support ${name} output mode`
+          `[STREAMING_OUTPUT_MODE.UNSUPPORTED_DATASOURCE] Invalid streaming output mode: ${mode}. This output mode is not supported in Data Source ${format}.`
         )
       }
       const noPath = yield* Effect.flip(
@@ -218,16 +218,19 @@ describe("FileStreamSink", () => {
   it.effect("csv, text and parquet output", () =>
     Effect.gen(function* () {
       const spark = yield* Session
-      const input = yield* MemoryStream.make(Schema.Struct({ id: Schema.Int, s: Schema.NullOr(Schema.String) }))
+      // one stream per query: a MemoryStream drops the batches a query committed (Spark's commit)
+      const Row = Schema.Struct({ id: Schema.Int, s: Schema.NullOr(Schema.String) })
+      const inputs = [yield* MemoryStream.make(Row), yield* MemoryStream.make(Row), yield* MemoryStream.make(Row)]
+      const input = inputs[2]
       const csvOut = yield* tempDir()
-      const q1 = yield* input
+      const q1 = yield* inputs[0]
         .toDF()
         .writeStream.format("csv")
         .option("header", "true")
         .option("checkpointLocation", yield* tempDir())
         .start(csvOut)
       const pqOut = yield* tempDir()
-      const q2 = yield* input
+      const q2 = yield* inputs[1]
         .toDF()
         .writeStream.format("parquet")
         .option("checkpointLocation", yield* tempDir())
@@ -239,14 +242,16 @@ describe("FileStreamSink", () => {
         .writeStream.format("text")
         .option("checkpointLocation", yield* tempDir())
         .start(textOut)
-      yield* input.addData([
-        { id: 1, s: "plain" },
-        { id: 2, s: "a,b" },
-        { id: 3, s: 'say "hi"' },
-        { id: 4, s: "" },
-        { id: 5, s: null },
-        { id: 6, s: "  padded " }
-      ])
+      for (const i of inputs) {
+        yield* i.addData([
+          { id: 1, s: "plain" },
+          { id: 2, s: "a,b" },
+          { id: 3, s: 'say "hi"' },
+          { id: 4, s: "" },
+          { id: 5, s: null },
+          { id: 6, s: "  padded " }
+        ])
+      }
       for (const q of [q1, q2, q3]) {
         yield* q.processAllAvailable()
         yield* q.stop()
@@ -273,17 +278,17 @@ describe("FileStreamSink", () => {
         // Spark reads the quoted empty string back as null (it equals the default nullValue)
         ["plain", "a,b", 'say "hi"', null, null, "padded"]
       )
-      const textError = yield* Effect.flip(
-        input
-          .toDF()
-          .writeStream.format("text")
-          .option("checkpointLocation", yield* tempDir())
-          .start(yield* tempDir())
-      )
-      assert.strictEqual(
-        (textError as AnalysisError).message,
-        "Text data source supports only a single column, and you have 2 columns."
-      )
+      // Spark checks the text sink's single column when it writes a batch (prepareWrite), so
+      // start() succeeds and the first batch fails the query
+      const textQuery = yield* input
+        .toDF()
+        .writeStream.format("text")
+        .option("checkpointLocation", yield* tempDir())
+        .start(yield* tempDir())
+      yield* input.addData([{ id: 7, s: "x" }])
+      const textError = yield* Effect.flip(textQuery.processAllAvailable())
+      assert.strictEqual(textError._tag, "StreamingQueryError")
+      assert.include(textError.message, "Text data source supports only a single column, and you have 2 columns.")
     }).pipe(Effect.provide(Session.layer()))
   )
 

@@ -356,7 +356,11 @@ describe("rate options", () => {
       const source = yield* fresh({ rowsPerSecond: "9223372036854775807" })
       const e = yield* Effect.flip(source.getBatch(0, 2))
       assert.strictEqual(e._tag, "ConnectorError")
-      assert.strictEqual(e.message, "Max offset with 9223372036854775807 rowsPerSecond is 1, but it's 2 now.")
+      assert.strictEqual(e.errorClass, "INCORRECT_END_OFFSET")
+      assert.strictEqual(
+        e.message,
+        "[INCORRECT_END_OFFSET] Max offset with 9223372036854775807 rowsPerSecond is 1, but it's 2 now."
+      )
     })
   )
 

@@ -128,13 +128,20 @@ describe("socket source", () => {
       const srv = yield* server
       const port = srv.port
       yield* srv.close()
-      // The source connects when the query starts, so start() itself fails.
-      const e = yield* Effect.flip(
-        spark.readStream.format("socket").option("host", "127.0.0.1").option("port", port).load().writeStream.format("noop").start()
-      )
-      assert.strictEqual(e._tag, "ConnectorError")
+      // The source connects in the query's run (as Spark's TextSocketMicroBatchStream does when
+      // the query thread builds it), so start() succeeds and the query fails.
+      const q = yield* spark.readStream
+        .format("socket")
+        .option("host", "127.0.0.1")
+        .option("port", port)
+        .load()
+        .writeStream.format("noop")
+        .start()
+      const e = yield* Effect.flip(q.awaitTermination())
+      assert.strictEqual(e._tag, "StreamingQueryError")
+      assert.strictEqual((e.cause as { _tag?: string })._tag, "ConnectorError")
       assert.match(e.message, new RegExp(`Cannot connect to 127.0.0.1:${port}`))
-    }).pipe(Effect.provide(Session.layer()))
+    }).pipe(Effect.provide(Session.layer({ conf: { "spark.sql.streaming.forceDeleteTempCheckpointLocation": true } })))
   )
 
   it("Spark's option errors", () => {

@@ -138,7 +138,13 @@ describe("StreamingQueryListener", () => {
           (q) =>
             listener.terminationEvent?.id === q.id &&
             listener.terminationEvent.runId === q.runId &&
-            listener.terminationEvent.exception?.includes("/ by zero") === true,
+            listener.terminationEvent.exception?.includes("/ by zero") === true &&
+            // Spark: the cause's exception string with its stack trace, not the wrapping
+            // StreamingQueryException
+            !listener.terminationEvent.exception.includes("StreamingQueryError") &&
+            !listener.terminationEvent.exception.includes("terminated with exception") &&
+            listener.terminationEvent.exception.startsWith("Error: / by zero") &&
+            listener.terminationEvent.exception.includes("StreamingQueryListener.test.ts"),
           "the termination event carries the failure"
         )
       ])
@@ -374,5 +380,104 @@ describe("StreamingQueryListener", () => {
       }
       assert.notStrictEqual(collector1.startEvent?.id, collector2.startEvent?.id)
     })
+  )
+
+  it.effect("continuous processing listeners should receive QueryTerminatedEvent", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const df = spark.readStream.format("rate").load()
+      const listeners = Array.from({ length: 5 }, () => new EventCollector())
+      for (const l of listeners) yield* spark.streams.addListener(l)
+      const q = yield* df.writeStream.format("noop").trigger(Trigger.Continuous(1000)).start()
+      yield* q.stop()
+      for (const l of listeners) {
+        assert.strictEqual(l.terminationEvent?.id, q.id)
+        assert.strictEqual(l.terminationEvent?.runId, q.runId)
+        assert.isNull(l.terminationEvent?.exception)
+        assert.deepStrictEqual(l.errors, [])
+        yield* spark.streams.removeListener(l)
+      }
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  it.effect("only one progress event per interval when no data", () =>
+    Effect.gen(function* () {
+      // This test starts a query but pushes no data, then checks that not too many events come.
+      const spark = yield* Session
+      let numProgressEvent = 0
+      let numIdleEvent = 0
+      yield* spark.streams.addListener({
+        onQueryProgress: () => {
+          numProgressEvent += 1
+        },
+        // Spark 4 posts a trigger without data to onQueryIdle (SPARK-43183), at most once per
+        // noDataProgressEventInterval
+        onQueryIdle: () => {
+          numIdleEvent += 1
+        }
+      })
+      const input = yield* MemoryStream.make(Value)
+      const actions = [StartStream({ trigger: Trigger.ProcessingTime(10) })]
+      for (let i = 0; i < 100; i++) actions.push(AdvanceClock(10))
+      // `recentProgress` should not receive too many no data events
+      actions.push(AssertOnQuery((q) => Effect.map(q.recentProgress(), (ps) => ps.length > 1 && ps.length <= 11)))
+      yield* testStream(input.toDF(), "append", actions)
+      assert.strictEqual(numProgressEvent, 0)
+      // 11 is the max value of the possible numbers of events.
+      assert.isTrue(numIdleEvent > 1 && numIdleEvent <= 11, `${numIdleEvent} idle events`)
+    }).pipe(Effect.provide(Session.layer({ conf: { "spark.sql.streaming.noDataProgressEventInterval": "100ms" } })))
+  )
+
+  it.effect("SPARK-31593: remove unnecessary streaming query progress update", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      let numProgressEvent = 0
+      let numIdleEvent = 0
+      yield* spark.streams.addListener({
+        onQueryProgress: () => {
+          numProgressEvent += 1
+        },
+        onQueryIdle: () => {
+          numIdleEvent += 1
+        }
+      })
+      const checkEvents = (progress: number, idle: number) =>
+        AssertOnQuery((q) =>
+          Effect.gen(function* () {
+            yield* quiescent(q)
+            assert.strictEqual(numProgressEvent, progress)
+            assert.strictEqual(numIdleEvent, idle)
+            return true
+          })
+        )
+      const input = yield* MemoryStream.make(Value)
+      const result = input.toDF().select("value")
+      // Spark 4's ProgressReporter: a batch posts a progress event and restarts the no-data
+      // interval; a trigger without data is recorded (and posted to onQueryIdle, not to
+      // onQueryProgress) only once noDataProgressEventInterval (100 ms) has passed since.
+      yield* testStream(result, "append", [
+        AddData(input, { value: 10 }),
+        StartStream({ trigger: Trigger.ProcessingTime(10) }),
+        checkEvents(1, 0),
+        AdvanceClock(10),
+        checkEvents(1, 0),
+        AdvanceClock(90),
+        checkEvents(1, 1),
+        AdvanceClock(10),
+        checkEvents(1, 1),
+        AssertOnQuery((q) =>
+          Effect.map(q.recentProgress(), (ps) => {
+            assert.deepStrictEqual(
+              ps.map((p) => [p.timestamp, p.numInputRows]),
+              [
+                ["1970-01-01T00:00:00.000Z", 1],
+                ["1970-01-01T00:00:00.100Z", 0]
+              ]
+            )
+            return true
+          })
+        )
+      ])
+    }).pipe(Effect.provide(Session.layer({ conf: { "spark.sql.streaming.noDataProgressEventInterval": "100" } })))
   )
 })

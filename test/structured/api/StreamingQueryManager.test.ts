@@ -7,9 +7,17 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { MemoryStream, Session, type StreamingQuery, StreamingQueryError } from "../../../mod.ts"
+import * as T from "../../../core/DataType.ts"
+import {
+  type MicroBatchSource,
+  MemoryStream,
+  registerSourceFormat,
+  Session,
+  type StreamingQuery,
+  StreamingQueryError
+} from "../../../mod.ts"
 
 const Value = Schema.Struct({ value: Schema.Int })
 
@@ -213,7 +221,7 @@ describe("StreamingQueryManager", () => {
       assert.strictEqual(query2.id, query1.id)
       yield* query2.stop()
       yield* removeDir(dir)
-    }).pipe(Effect.provide(Session.layer()))
+    }).pipe(Effect.provide(Session.layer({ conf: { "spark.sql.streaming.stopActiveRunOnRestart": false } })))
   )
 
   it.effect("releasing the session stops its queries", () =>
@@ -224,5 +232,66 @@ describe("StreamingQueryManager", () => {
       assert.isFalse(yield* query.isActive())
       assert.isTrue(yield* query.awaitTermination())
     })
+  )
+
+  // Spark's default `spark.sql.streaming.stopActiveRunOnRestart=true` makes a new start on the
+  // checkpoint of an active query stop that query first
+  // (StreamingQueryManager.startQuery: `activeOption.foreach(_.stop())` when the conf is on).
+  it.effect("new instance of the same streaming query stops old query in the same session", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const dir = yield* tempDir("stop-old")
+      const chkLocation = join(dir, "_checkpoint")
+      const dataLocation = join(dir, "data")
+      const a = yield* makeDataset
+      const b = yield* makeDataset
+      const query1 = yield* a.mapped.writeStream.format("parquet").option("checkpointLocation", chkLocation).start(dataLocation)
+      yield* a.input.addData([{ value: 1 }, { value: 2 }, { value: 3 }])
+      const query2 = yield* b.mapped.writeStream.format("parquet").option("checkpointLocation", chkLocation).start(dataLocation)
+      yield* b.input.addData([{ value: 1 }, { value: 2 }, { value: 3 }])
+      yield* query2.processAllAvailable()
+      assert.strictEqual(yield* spark.streams.get(query2.id), query2, "The correct streaming query is not being tracked")
+      assert.isFalse(yield* query1.isActive(), "First query should have stopped before starting the second query")
+      yield* query2.stop()
+      yield* removeDir(dir)
+    }).pipe(Effect.provide(Session.layer({ conf: { "spark.sql.streaming.stopActiveRunOnRestart": true } })))
+  )
+
+  // Deviation: Spark resolves sources on the query's own thread, so `start()` returns while a
+  // source is still being created and the status says "Initializing sources"
+  // (StreamExecution.runStream / MicroBatchExecution.logicalPlan). tributary creates the sources
+  // inside `start()` (structured/api/DataStreamWriter.ts, `format.create(...)` in start), so a
+  // source that blocks while being created blocks `start()`.
+  it.effect.fails("SPARK-18811: Source resolution should not block main thread", () =>
+    Effect.gen(function* () {
+      const latch = yield* Deferred.make<void>()
+      const schema = T.struct([T.field("value", T.IntegerType, false)])
+      registerSourceFormat({
+        name: "test-blocking-source",
+        schema: () => schema,
+        create: () =>
+          Effect.as(Deferred.await(latch), {
+            description: "BlockingSource",
+            schema,
+            initialOffset: () => Effect.succeed(0),
+            defaultReadLimit: () => ({ _tag: "AllAvailable" }),
+            latestOffset: () => Effect.succeed(0),
+            getBatch: () => Effect.succeed([]),
+            commit: () => Effect.void,
+            decodeOffset: (json: unknown) => Effect.succeed(json),
+            stop: () => Effect.void
+          } as MicroBatchSource)
+      })
+      const spark = yield* Session
+      const starting = yield* Effect.forkChild(spark.readStream.format("test-blocking-source").load().writeStream.format("noop").start())
+      yield* settle
+      const started = starting.pollUnsafe()
+      // if source resolution was happening in start(), it would block the start call
+      assert.isDefined(started, "start() is blocked by the source's creation")
+      const sq = yield* Fiber.join(starting)
+      assert.include((yield* sq.status()).message, "Initializing sources")
+      yield* Deferred.succeed(latch, undefined)
+      yield* sq.stop()
+    }).pipe(Effect.provide(Session.layer()))
   )
 })

@@ -1159,11 +1159,9 @@ describe("EventTimeWatermarkSuite", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
-  // Deviation: Spark's `SQLConf.STREAMING_MULTIPLE_WATERMARK_POLICY` has a `checkValue`, so
-  // `spark.conf.set` fails with IllegalArgumentException ("Valid values are 'min' and 'max'");
-  // tributary's `RuntimeConfig.set` (structured/api/Session.ts) accepts any value and a query
-  // then silently uses "min".
-  it.fails("MultipleWatermarkPolicy: fail on incorrect conf values", () =>
+  // Spark's `SQLConf.STREAMING_MULTIPLE_WATERMARK_POLICY` has a `checkValue`, so `spark.conf.set`
+  // fails (IllegalArgumentException there, AnalysisError here) with "Valid values are 'min' and 'max'".
+  it("MultipleWatermarkPolicy: fail on incorrect conf values", () =>
     Effect.runPromise(
       Effect.gen(function* () {
         const spark = yield* Session
@@ -1174,6 +1172,12 @@ describe("EventTimeWatermarkSuite", () => {
             assert.include(Cause.pretty(exit.cause).toLowerCase(), "valid values are 'min' and 'max'")
           }
         }
+        // A refused value leaves the conf as it was; a valid one is stored lower-cased.
+        assert.strictEqual(yield* spark.conf.get("spark.sql.streaming.multipleWatermarkPolicy"), "min")
+        yield* spark.conf.set("spark.sql.streaming.multipleWatermarkPolicy", "MAX")
+        assert.strictEqual(yield* spark.conf.get("spark.sql.streaming.multipleWatermarkPolicy"), "max")
+        const notInt = yield* Effect.flip(spark.conf.set("spark.sql.shuffle.partitions", "abc"))
+        assert.strictEqual(notInt.message, "spark.sql.shuffle.partitions should be int, but was abc")
       }).pipe(Effect.provide(Session.layer()))
     ))
 })

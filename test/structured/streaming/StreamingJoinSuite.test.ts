@@ -1873,7 +1873,7 @@ describe("stream-stream join checker rules (Spark's UnsupportedOperationChecker)
     const b = yield* MemoryStream.make(Pair)
     const left = (a.toDF() as DataFrame<any>).select(F.col("_1").as("lk"), F.timestamp_seconds("_2").as("lt"))
     const right = (b.toDF() as DataFrame<any>).select(F.col("_1").as("rk"), F.timestamp_seconds("_2").as("rt"))
-    return { left, right }
+    return { left, right, a, b }
   })
   const startError = (df: DataFrame<any>, mode: "append" | "update" | "complete" = "append") =>
     Effect.flip(df.writeStream.format("noop").outputMode(mode).start())
@@ -1942,11 +1942,14 @@ describe("stream-stream join checker rules (Spark's UnsupportedOperationChecker)
 
   it.effect("explain prints the StreamingSymmetricHashJoin", () =>
     Effect.gen(function* () {
-      const { left, right } = yield* streams
+      const { left, right, a } = yield* streams
       const q = yield* left
         .join(right, keys.and(F.col("lk").gt(1)))
         .writeStream.format("noop")
         .start()
+      // Spark's explainInternal shows a plan once a batch ran
+      yield* a.addData([{ _1: 2, _2: 1 }])
+      yield* q.processAllAvailable()
       const text = yield* q.explain()
       yield* q.stop()
       assert.match(

@@ -8,6 +8,7 @@ import { Effect, Schema } from "effect"
 import {
   type ListState,
   MemoryStream,
+  type ValueState,
   Session,
   StatefulProcessor,
   type StatefulProcessorHandle,
@@ -15,6 +16,7 @@ import {
 } from "../../../mod.ts"
 import {
   AddData,
+  AssertOnQuery,
   CheckNewAnswer,
   ExpectFailure,
   StartStream,
@@ -67,6 +69,16 @@ class TestListStateProcessor extends StatefulProcessor<string, InputRow, Out> {
         case "tryAppendingNullValueInList":
           this.list.appendList([null as unknown as string])
           break
+        case "tryPuttingNullInList":
+          this.list.put([null as unknown as string])
+          break
+        case "tryPutNullList":
+          this.list.put(null as unknown as ReadonlyArray<string>)
+          break
+        case "tryAppendingNullList":
+          this.list.appendList(null as unknown as ReadonlyArray<string>)
+          break
+        case "tryPutEmptyList":
         case "tryPuttingEmptyList":
           this.list.put([])
           break
@@ -143,4 +155,113 @@ describe("TransformWithListStateSuite", () => {
       }).pipe(Effect.provide(provider.layer()))
     )
   }
+})
+
+/** Spark's `ToggleSaveAndEmitProcessor`: saves a key's rows, then emits them with the next ones. */
+class ToggleSaveAndEmitProcessor extends StatefulProcessor<string, { value: string }, string> {
+  readonly outputSchema = Schema.String
+  private list!: ListState<string>
+  private flag!: ValueState<boolean>
+  init(handle: StatefulProcessorHandle): void {
+    this.list = handle.getListState("testListState", Schema.String)
+    this.flag = handle.getValueState("testValueState", Schema.Boolean)
+  }
+  handleInputRows(_key: string, rows: ReadonlyArray<{ value: string }>): Iterable<string> {
+    if (this.flag.get() !== true) {
+      this.list.appendList(rows.map((r) => r.value))
+      this.flag.update(true)
+      return []
+    }
+    this.flag.clear()
+    const stored = this.list.get()
+    this.list.clear()
+    return [...rows.map((r) => r.value), ...stored]
+  }
+}
+
+describe("TransformWithListStateSuite (Spark's cases)", () => {
+  for (const [title, action, error] of [
+    ["test appending null value in list state throw exception", "tryAppendingNull", "ILLEGAL_STATE_STORE_VALUE.NULL_VALUE"],
+    ["test putting null value in list state throw exception", "tryPuttingNullInList", "ILLEGAL_STATE_STORE_VALUE.NULL_VALUE"],
+    ["test putting null list in list state throw exception", "tryPutNullList", "ILLEGAL_STATE_STORE_VALUE.NULL_VALUE"],
+    ["test appending null list in list state throw exception", "tryAppendingNullList", "ILLEGAL_STATE_STORE_VALUE.NULL_VALUE"],
+    ["test putting empty list in list state throw exception", "tryPutEmptyList", "ILLEGAL_STATE_STORE_VALUE.EMPTY_LIST_VALUE"],
+    ["test appending empty list in list state throw exception", "tryAppendingEmptyList", "ILLEGAL_STATE_STORE_VALUE.EMPTY_LIST_VALUE"]
+  ] as const) {
+    it.effect(title, () =>
+      Effect.gen(function* () {
+        const stream = yield* input()
+        yield* testStream(listStateQuery(stream), "update", [
+          AddData(stream, row("k1", action)),
+          ExpectFailure("StateStoreError", error)
+        ])
+      }).pipe(Effect.provide(Session.layer()))
+    )
+  }
+
+  it.effect("test list state correctness", () =>
+    Effect.gen(function* () {
+      const stream = yield* input()
+      yield* testStream(listStateQuery(stream), "update", [
+        // no interaction test
+        AddData(stream, row("k1", "emit", "v1")),
+        CheckNewAnswer(out("k1", "v1")),
+        // check simple append
+        AddData(stream, row("k1", "append", "v2")),
+        AddData(stream, row("k1", "emitAllInState")),
+        CheckNewAnswer(out("k1", "v2")),
+        // multiple appends are correctly stored and emitted
+        AddData(stream, row("k2", "append", "v1")),
+        AddData(stream, row("k1", "append", "v4")),
+        AddData(stream, row("k2", "append", "v2")),
+        AddData(stream, row("k1", "emit", "v5")),
+        AddData(stream, row("k2", "emit", "v3")),
+        CheckNewAnswer(out("k1", "v5"), out("k2", "v3")),
+        AddData(stream, row("k1", "emitAllInState")),
+        AddData(stream, row("k2", "emitAllInState")),
+        CheckNewAnswer(out("k2", "v1"), out("k2", "v2"), out("k1", "v4")),
+        // check appendAll with append
+        AddData(stream, row("k3", "appendAll", "v1,v2,v3")),
+        AddData(stream, row("k3", "emit", "v4")),
+        AddData(stream, row("k3", "append", "v5")),
+        CheckNewAnswer(out("k3", "v4")),
+        AddData(stream, row("k3", "emitAllInState")),
+        CheckNewAnswer(out("k3", "v1"), out("k3", "v2"), out("k3", "v3"), out("k3", "v5")),
+        // check removal cleans up all data in state ("appendList" is no action of the processor)
+        AddData(stream, row("k4", "append", "v2")),
+        AddData(stream, row("k4", "appendList", "v3,v4")),
+        AddData(stream, row("k4", "remove")),
+        AddData(stream, row("k4", "emitAllInState")),
+        CheckNewAnswer(),
+        // check put cleans up previous state and adds new state
+        AddData(stream, row("k5", "appendAll", "v1,v2,v3")),
+        AddData(stream, row("k5", "append", "v4")),
+        AddData(stream, row("k5", "put", "v5,v6")),
+        AddData(stream, row("k5", "emitAllInState")),
+        CheckNewAnswer(out("k5", "v5"), out("k5", "v6")),
+        AssertOnQuery(
+          (q) => Effect.map(q.lastProgress(), (p) => (p?.stateOperators[0]?.customMetrics.numListStateVars ?? 0) > 0),
+          "numListStateVars > 0"
+        )
+      ])
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  it.effect("test ValueState And ListState in Processor", () =>
+    Effect.gen(function* () {
+      const stream = yield* MemoryStream.make(Schema.String)
+      const result = stream
+        .toDF()
+        .groupByKey((r) => r.value, Schema.String)
+        .transformWithState(new ToggleSaveAndEmitProcessor(), { timeMode: TimeMode.None, outputMode: "update" })
+      yield* testStream(result, "update", [
+        AddData(stream, "k1"),
+        AddData(stream, "k2"),
+        CheckNewAnswer(),
+        AddData(stream, "k1"),
+        AddData(stream, "k2"),
+        CheckNewAnswer({ value: "k1" }, { value: "k1" }, { value: "k2" }, { value: "k2" })
+      ])
+    }).pipe(Effect.provide(Session.layer()))
+  )
 })
