@@ -172,7 +172,7 @@ const toRow = (tp: TopicPartition, m: RawMessage, includeHeaders: boolean): Inte
  * The largest record timestamp (ms) Spark's `timestamp` column holds: Spark converts it to
  * microseconds in a long, so a larger one (a producer writing nanoseconds) overflows.
  */
-const MAX_TIMESTAMP_MS = 9_223_372_036_854_775
+const MAX_TIMESTAMP_MS = Number(9_223_372_036_854_775_807n / 1000n)
 
 /**
  * Spark's `KAFKA_MALFORMED_RECORD_TIMESTAMP` (SQLSTATE 22008, SPARK-56243): a record timestamp

@@ -264,7 +264,10 @@ export class GroupStateImpl<S> implements GroupState<S> {
   setTimeoutDuration(duration: number | string | Duration.Duration): void {
     // Spark's `setTimeoutDuration(String)` parses the interval before anything else, so a
     // negative or unreadable interval is an IllegalArgument whatever the timeout kind.
-    if (typeof duration === "string") return this.setTimeoutDuration(parseDuration(duration))
+    if (typeof duration === "string") {
+      this.setTimeoutDuration(parseDuration(duration))
+      return
+    }
     if (this.#timeoutConf !== "ProcessingTimeTimeout") {
       throw unsupported(
         "_LEGACY_ERROR_TEMP_2203",

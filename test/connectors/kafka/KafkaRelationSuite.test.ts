@@ -542,7 +542,7 @@ describe("KafkaRelationSuite (Spark)", () => {
           .load()
         const recs = yield* all.select(F.col("partition"), F.col("offset"), F.col("timestamp")).collect()
         const second = (p: number) =>
-          (recs.find((r) => r.partition === p && r.offset === 1)?.timestamp as Date).getTime()
+          (recs.find((r) => r.partition === p && r.offset === 1)?.timestamp as Date | undefined)?.getTime() ?? Number.NaN
         const df = yield* createDF(topic, {
           startingOffsets: perPartition(topic, [3, 3, 3]),
           endingOffsetsByTimestamp: perPartition(topic, [second(0), second(1), second(2)])
