@@ -80,7 +80,8 @@ export class DataStreamReader<R = Row> {
     const pathConflict = path !== undefined && hasPathOption && !confBool(this.state, LEGACY_PATH_OPTION)
     const options = path === undefined || pathConflict ? this.extraOptions : setOption(this.extraOptions, "path", path)
     const name = this.source ?? this.state.conf.get("spark.sql.sources.default") ?? "parquet"
-    const fail = (message: string, errorClass?: string): DataFrame<R> =>
+    /** A DataFrame whose actions fail with `error` (a builder never throws). */
+    const failWith = (error: AnalysisError): DataFrame<R> =>
       new DataFrame<R>(
         this.state,
         {
@@ -91,22 +92,11 @@ export class DataStreamReader<R = Row> {
           options,
           output: []
         },
-        new AnalysisError({ reason: "InvalidArgument", message, errorClass })
+        error
       )
-    if (pathConflict) {
-      return new DataFrame<R>(
-        this.state,
-        {
-          _tag: "StreamingRelation",
-          planId: Plan.newPlanId(),
-          format: name,
-          sourceKey: `${name}-${nextSourceId++}`,
-          options,
-          output: []
-        },
-        pathOptionAndParameterError("load")
-      )
-    }
+    const fail = (message: string, errorClass?: string): DataFrame<R> =>
+      failWith(new AnalysisError({ reason: "InvalidArgument", message, errorClass }))
+    if (pathConflict) return failWith(pathOptionAndParameterError("load"))
     const format = lookupSourceFormat(name)
     if (format === undefined) {
       return fail(
@@ -123,20 +113,7 @@ export class DataStreamReader<R = Row> {
       user = st
     }
     const schema = format.schema(user, options, this.state.conf)
-    if (schema instanceof AnalysisError) {
-      return new DataFrame<R>(
-        this.state,
-        {
-          _tag: "StreamingRelation",
-          planId: Plan.newPlanId(),
-          format: name,
-          sourceKey: `${name}-${nextSourceId++}`,
-          options,
-          output: []
-        },
-        schema
-      )
-    }
+    if (schema instanceof AnalysisError) return failWith(schema)
     return new DataFrame<R>(this.state, {
       _tag: "StreamingRelation",
       planId: Plan.newPlanId(),

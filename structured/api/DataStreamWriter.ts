@@ -419,21 +419,28 @@ const startQuery = <R>(
     // checkpoint, so the same id) stops the active run first, unless
     // `spark.sql.streaming.stopActiveRunOnRestart` is false, which refuses the new one.
     const stopActiveRun = state.conf.get("spark.sql.streaming.stopActiveRunOnRestart") !== "false"
-    for (const q of [...registry.active.values()]) {
-      if (q.checkpoint !== checkpoint) continue
-      if (stopActiveRun) {
-        yield* Effect.logWarning(
-          `Stopping existing streaming query [id=${q.id}, runId=${q.runId}], as a new run is being started.`
-        )
-        yield* Effect.ignore(q.stop())
-        continue
-      }
-      return yield* new CheckpointError({
-        reason: "ConcurrentUse",
-        path: checkpoint,
-        message: `Cannot start query ${queryName ?? ""}: the query ${q.name ?? ""} [id = ${q.id}, runId = ${q.runId}] is already active on checkpoint ${checkpoint}. Stop it first, set spark.sql.streaming.stopActiveRunOnRestart to true, or use another checkpointLocation.`
+    /** Stops the active runs `matches` picks (Spark's default), or refuses with `refusal`. */
+    const stopActive = (
+      matches: (q: StreamingQuery & { readonly checkpoint: string }) => boolean,
+      refusal: (q: StreamingQuery) => string
+    ) =>
+      Effect.gen(function* () {
+        for (const q of [...registry.active.values()]) {
+          if (!matches(q)) continue
+          if (!stopActiveRun) {
+            return yield* new CheckpointError({ reason: "ConcurrentUse", path: checkpoint, message: refusal(q) })
+          }
+          yield* Effect.logWarning(
+            `Stopping existing streaming query [id=${q.id}, runId=${q.runId}], as a new run is being started.`
+          )
+          yield* Effect.ignore(q.stop())
+        }
       })
-    }
+    yield* stopActive(
+      (q) => q.checkpoint === checkpoint,
+      (q) =>
+        `Cannot start query ${queryName ?? ""}: the query ${q.name ?? ""} [id = ${q.id}, runId = ${q.runId}] is already active on checkpoint ${checkpoint}. Stop it first, set spark.sql.streaming.stopActiveRunOnRestart to true, or use another checkpointLocation.`
+    )
     // Spark's `useTempCheckpointLocation`: a checkpoint nobody asked for is deleted on a clean
     // stop, and here also when `start()` itself fails after making it.
     const temporary = explicit === undefined && confRoot === undefined && state.checkpointRoot === undefined
@@ -442,21 +449,11 @@ const startQuery = <R>(
       const existingId = yield* MetadataLog.readQueryId(fs, checkpoint)
       const id = existingId ?? randomUUID()
       if (existingId === undefined) yield* MetadataLog.writeQueryId(fs, checkpoint, id)
-      for (const q of [...registry.active.values()]) {
-        if (q.id !== id) continue
-        if (stopActiveRun) {
-          yield* Effect.logWarning(
-            `Stopping existing streaming query [id=${q.id}, runId=${q.runId}], as a new run is being started.`
-          )
-          yield* Effect.ignore(q.stop())
-          continue
-        }
-        return yield* new CheckpointError({
-          reason: "ConcurrentUse",
-          path: checkpoint,
-          message: `Cannot start query with id ${id} as another query with same id is already active. Perhaps you are attempting to restart a query from checkpoint that is already active. You may stop the old query by setting the SQL configuration: spark.conf.set("spark.sql.streaming.stopActiveRunOnRestart", true) and retry.`
-        })
-      }
+      yield* stopActive(
+        (q) => q.id === id,
+        () =>
+          `Cannot start query with id ${id} as another query with same id is already active. Perhaps you are attempting to restart a query from checkpoint that is already active. You may stop the old query by setting the SQL configuration: spark.conf.set("spark.sql.streaming.stopActiveRunOnRestart", true) and retry.`
+      )
 
       // Sources, in a fixed walk order: source i keeps its bookkeeping in sources/i.
       const relations = streamingSourceKeys(analyzed)
