@@ -5,6 +5,7 @@
  * files by it); ORC cases are left out (tributary has no ORC format).
  */
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
@@ -49,12 +50,18 @@ const AddTextFileData = (content: string, src: string, prefix = "text"): StreamA
 const writeParquet = (dir: string, columns: string, values: string): Effect.Effect<void> =>
   Effect.gen(function* () {
     fs.mkdirSync(dir, { recursive: true })
-    const file = path.join(dir, `part-${counter++}.parquet`)
+    // As Spark's AddParquetFileData: written elsewhere, then moved in whole, so a running query
+    // never lists a file DuckDB (on its own thread) is still writing.
+    const name = `part-${counter++}.parquet`
+    const staging = fs.mkdtempSync(path.join(os.tmpdir(), "tributary-parquet-"))
+    const written = path.join(staging, name)
     yield* DuckDB.withMemory((c) =>
-      c.execute(`COPY (SELECT * FROM (VALUES ${values}) t(${columns})) TO ? (FORMAT parquet)`, [file])
+      c.execute(`COPY (SELECT * FROM (VALUES ${values}) t(${columns})) TO ? (FORMAT parquet)`, [written])
     ).pipe(Effect.orDie)
-    fs.utimesSync(file, clock, clock)
+    fs.utimesSync(written, clock, clock)
     clock++
+    fs.renameSync(written, path.join(dir, name))
+    fs.rmSync(staging, { recursive: true, force: true })
   })
 
 const AddParquetFileData = (dir: string, columns: string, values: string): StreamAction =>
