@@ -159,6 +159,15 @@ export const unresolvedColumn = (name: string, candidates: ReadonlyArray<string>
 }
 
 /**
+ * True for a typed tributary failure (an object with a string `_tag`): Spark's `SparkThrowable`,
+ * which user-function error handling passes through instead of wrapping.
+ *
+ * @since 0.1.0
+ */
+export const isTaggedError = (e: unknown): boolean =>
+  typeof e === "object" && e !== null && typeof (e as { readonly _tag?: unknown })._tag === "string"
+
+/**
  * The `errorClass` a typed failure carries (Spark's `SparkThrowable.getErrorClass`), if any.
  *
  * @since 0.1.0

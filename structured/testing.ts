@@ -263,6 +263,13 @@ export const testStream = <R>(
       return Effect.exit(wait)
     }
 
+    /** Until the running query (if any) waits for data or its next trigger (failures show later). */
+    const waitOnClock = Effect.suspend(() =>
+      query !== undefined && "awaitQuiescent" in query
+        ? Effect.ignore((query as unknown as Quiescable).awaitQuiescent())
+        : Effect.void
+    )
+
     const answer = (scope: "all" | "new" | "last"): ReadonlyArray<unknown> => {
       const ids = [...batches.keys()].sort((a, b) => a - b)
       if (ids.length === 0) return []
@@ -297,14 +304,7 @@ export const testStream = <R>(
             // Spark's StreamTest: with a processing-time trigger on the test clock, data is added
             // only once the query waits on the clock, so it lands in the batch the next
             // AdvanceClock triggers (not in one already running).
-            if (
-              query !== undefined &&
-              trigger?._tag === "ProcessingTime" &&
-              trigger.intervalMs > 0 &&
-              "awaitQuiescent" in query
-            ) {
-              yield* Effect.ignore((query as unknown as Quiescable).awaitQuiescent())
-            }
+            if (trigger?._tag === "ProcessingTime" && trigger.intervalMs > 0) yield* waitOnClock
             yield* action.source.addData(action.rows)
             break
           case "StartStream":
@@ -319,9 +319,7 @@ export const testStream = <R>(
           case "AdvanceClock": {
             // Spark's StreamTest first waits until the query waits on the clock (SPARK-16002), so
             // data added before the advance is in the batch that ran before it.
-            if (query !== undefined && "awaitQuiescent" in query) {
-              yield* Effect.ignore((query as unknown as Quiescable).awaitQuiescent())
-            }
+            yield* waitOnClock
             // Spark's ManualClock.advance: the clock jumps; a query waiting for its next
             // processing-time trigger wakes once, at the new time (SessionState.clockJumpTargetMs).
             const now = yield* Clock.currentTimeMillis

@@ -24,7 +24,7 @@ import { tmpdir } from "node:os"
 import { Effect, Result } from "effect"
 import * as Analyzer from "../../core/Analyzer.ts"
 import * as T from "../../core/DataType.ts"
-import { AnalysisError, CheckpointError, ConnectorError, errorClassOf } from "../../core/Errors.ts"
+import { AnalysisError, CheckpointError, ConnectorError, errorClassOf, isTaggedError } from "../../core/Errors.ts"
 import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
@@ -135,7 +135,7 @@ const callUser = (f: () => unknown): Effect.Effect<void, unknown> =>
  * as Spark does not wrap a `SparkThrowable`.
  */
 const userFailure = (connector: "foreachBatch" | "foreach") => (cause: unknown) => {
-  if (typeof cause === "object" && cause !== null && typeof (cause as { _tag?: unknown })._tag === "string") {
+  if (isTaggedError(cause)) {
     if (cause instanceof ConnectorError) return cause
     const message = (cause as { message?: unknown }).message
     return new ConnectorError({

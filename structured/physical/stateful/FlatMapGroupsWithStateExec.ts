@@ -32,7 +32,7 @@
  */
 import { Effect } from "effect"
 import * as T from "../../../core/DataType.ts"
-import type { StateStoreError } from "../../../core/Errors.ts"
+import { isTaggedError, type StateStoreError } from "../../../core/Errors.ts"
 import type { AttributeReference } from "../../../core/Expression.ts"
 import { valueFromJSON, valueToJSON } from "../../../core/functions/Aggregates.ts"
 import { comparator } from "../../../core/Ordering.ts"
@@ -236,8 +236,8 @@ const callUserFunction = (
   try {
     callFunction(p, c, key, rows, state, out)
   } catch (e) {
-    if (e instanceof GroupStateError || e instanceof FlatMapGroupsWithStateUserFuncError) throw e
-    if (typeof e === "object" && e !== null && typeof (e as { _tag?: unknown })._tag === "string") throw e
+    // GroupStateError and an already wrapped error are tagged too
+    if (isTaggedError(e)) throw e
     throw FlatMapGroupsWithStateUserFuncError.wrap(e)
   }
 }
