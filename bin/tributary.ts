@@ -231,7 +231,7 @@ const state = Command.make("state").pipe(
 )
 
 /** The root command. */
-export const tributary = Command.make("tributary").pipe(
+export const tributary = Command.make("tributary-streaming").pipe(
   Command.withDescription("Inspect tributary (Spark Structured Streaming) checkpoints and state"),
   Command.withSubcommands([checkpoint, state, runCommand])
 )
@@ -265,8 +265,12 @@ export const environment = (args: ReadonlyArray<string>) =>
 export const main = (args: ReadonlyArray<string>) =>
   Command.runWith(tributary, { version: VERSION })(args).pipe(Effect.provide(environment(args)))
 
-if (import.meta.main === true || process.argv[1]?.endsWith("tributary.ts") || process.argv[1]?.endsWith("tributary.js")) {
-  Effect.runPromiseExit(main(process.argv.slice(2))).then((exit) => {
+/**
+ * Runs the CLI on `args` as a process does: a failure prints one `error:` line on stderr (the
+ * cli's own usage errors print their usage instead) and sets exit status 1.
+ */
+export const runMain = (args: ReadonlyArray<string>): Promise<void> =>
+  Effect.runPromiseExit(main(args)).then((exit) => {
     if (exit._tag === "Failure") {
       const e = exit.cause.reasons?.[0] as { error?: { message?: string; _tag?: string } } | undefined
       const error = e?.error
@@ -274,4 +278,6 @@ if (import.meta.main === true || process.argv[1]?.endsWith("tributary.ts") || pr
       process.exitCode = 1
     }
   })
-}
+
+// `node bin/tributary.ts …` in a checkout; the installed command starts from bin/launch.ts.
+if (import.meta.main === true || /[/\\]tributary\.[jt]s$/.test(process.argv[1] ?? "")) void runMain(process.argv.slice(2))

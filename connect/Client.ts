@@ -17,10 +17,11 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf"
 import { BinaryReader } from "@bufbuild/protobuf/wire"
-import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect"
-import { createGrpcTransport } from "@connectrpc/connect-node"
-import { Context, Duration, Effect, Layer, Result, type Scope } from "effect"
+import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect"
+import { Duration, Effect, type Scope } from "effect"
 import { AnalysisError, ConnectorError } from "../core/Errors.ts"
+import { CLIENT_TYPE, type ConnectAddress } from "./Address.ts"
+import { SparkConnectTransport } from "./Transport.ts"
 import {
   AnalyzePlanRequestSchema,
   type AnalyzePlanResponse,
@@ -35,101 +36,8 @@ import {
   UserContextSchema
 } from "./gen/spark/connect/base_pb.ts"
 
-/** The parts of an `sc://` connection string. */
-export interface ConnectAddress {
-  readonly host: string
-  readonly port: number
-  readonly token: string | undefined
-  readonly userId: string
-  readonly sessionId: string | undefined
-  readonly useSsl: boolean
-  readonly userAgent: string
-}
-
-/** Spark Connect's default port (`spark.connect.grpc.binding.port`). */
-export const DEFAULT_PORT = 15002
-
-const CLIENT_TYPE = "tributary"
-
-const invalidAddress = (address: string, why: string): ConnectorError =>
-  new ConnectorError({
-    connector: "spark-connect",
-    domain: "user",
-    retryable: false,
-    message: `Invalid Spark Connect address '${redact(address)}': ${why}. Expected sc://host[:port][/;token=…;user_id=…;session_id=…;use_ssl=true].`
-  })
-
-/** The address with its token hidden, for messages and `uiWebUrl`-like displays. */
-export const redact = (address: string): string => address.replace(/token=[^;]*/gi, "token=***")
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** Parses Spark's connection string (the rules of Spark's `ChannelBuilder`). */
-export const parseAddress = (address: string): Result.Result<ConnectAddress, ConnectorError> => {
-  if (!address.startsWith("sc://")) return Result.fail(invalidAddress(address, "it must start with sc://"))
-  const rest = address.slice("sc://".length)
-  const slash = rest.indexOf("/")
-  const authority = slash === -1 ? rest : rest.slice(0, slash)
-  const tail = slash === -1 ? "" : rest.slice(slash + 1)
-  if (authority.length === 0) return Result.fail(invalidAddress(address, "the host is missing"))
-  let host = authority
-  let port = DEFAULT_PORT
-  const bracket = authority.startsWith("[") ? authority.indexOf("]") : -1
-  const colon = authority.lastIndexOf(":")
-  if (colon > bracket && colon !== -1) {
-    host = authority.slice(0, colon)
-    const p = authority.slice(colon + 1)
-    if (!/^[0-9]+$/.test(p) || Number(p) < 1 || Number(p) > 65535) {
-      return Result.fail(invalidAddress(address, `'${p}' is not a port`))
-    }
-    port = Number(p)
-  }
-  // Spark's format puts the parameters after "/;"; a bare path is not allowed.
-  if (tail.length > 0 && !tail.startsWith(";")) {
-    return Result.fail(invalidAddress(address, "parameters follow '/;' (a path is not allowed)"))
-  }
-  const params = new Map<string, string>()
-  for (const part of tail.split(";")) {
-    if (part.length === 0) continue
-    const eq = part.indexOf("=")
-    if (eq <= 0) return Result.fail(invalidAddress(address, `parameter '${part}' is not key=value`))
-    params.set(part.slice(0, eq).toLowerCase(), decodeURIComponent(part.slice(eq + 1)))
-  }
-  const sessionId = params.get("session_id")
-  if (sessionId !== undefined && !UUID.test(sessionId)) {
-    return Result.fail(invalidAddress(address, "session_id must be a UUID"))
-  }
-  const ssl = params.get("use_ssl")
-  if (ssl !== undefined && ssl !== "true" && ssl !== "false") {
-    return Result.fail(invalidAddress(address, "use_ssl must be true or false"))
-  }
-  return Result.succeed({
-    host,
-    port,
-    token: params.get("token"),
-    userId: params.get("user_id") ?? "tributary",
-    sessionId,
-    useSsl: ssl === "true",
-    userAgent: params.get("user_agent") ?? CLIENT_TYPE
-  })
-}
-
-/** Makes the gRPC transport for an address; a service so that the transport can be replaced. */
-export class SparkConnectTransport extends Context.Service<
-  SparkConnectTransport,
-  { readonly make: (address: ConnectAddress, interceptors: ReadonlyArray<Interceptor>) => Transport }
->()("tributary/SparkConnectTransport") {
-  /** HTTP/2 gRPC through `@connectrpc/connect-node` (Node; Deno's `node:http2` too). */
-  static readonly node = Layer.succeed(SparkConnectTransport, {
-    make: (address, interceptors) =>
-      createGrpcTransport({
-        baseUrl: `${address.useSsl ? "https" : "http"}://${address.host}:${address.port}`,
-        interceptors: [...interceptors],
-        // Results of large queries arrive in Arrow batches of up to Spark's 4 MiB default and more.
-        readMaxBytes: 512 * 1024 * 1024
-      })
-  })
-}
+export { type ConnectAddress, DEFAULT_PORT, parseAddress, redact } from "./Address.ts"
+export { SparkConnectTransport }
 
 /** `google.rpc.ErrorInfo` (reason, domain, metadata), decoded by hand: its .proto is not part of Spark's. */
 interface ErrorInfo {

@@ -24,6 +24,7 @@ import {
 import type { StreamingQueryListener } from "../structured/api/StreamingQueryProgress.ts"
 import { decodeBatches } from "./Arrow.ts"
 import * as Client from "./Client.ts"
+import { failingBackend } from "./FailingBackend.ts"
 import { AnalyzePlanRequest_Explain_ExplainMode, type Plan, PlanSchema } from "./gen/spark/connect/base_pb.ts"
 import { CommandSchema } from "./gen/spark/connect/commands_pb.ts"
 import type { Expression } from "./gen/spark/connect/expressions_pb.ts"
@@ -184,23 +185,6 @@ export const backend = (
   }
 }
 
-/** A backend whose every call fails with `error` (an address that does not parse): typed, not a crash. */
-const failing = (address: string, error: ConnectorError): RemoteBackend => {
-  const fail = () => Effect.fail(error)
-  return {
-    address,
-    execute: fail,
-    schema: fail,
-    explain: fail,
-    startQuery: fail,
-    streams: { active: fail, get: fail, awaitAnyTermination: fail, resetTerminated: fail },
-    conf: { get: fail, set: fail, unset: fail, getAll: fail },
-    version: fail,
-    sql: fail,
-    listenersChanged: () => Effect.void
-  }
-}
-
 /** Set on every remote session unless the session's conf says otherwise. */
 export const REMOTE_DEFAULTS: Readonly<Record<string, string>> = {
   "spark.sql.ansi.enabled": "false",
@@ -215,7 +199,7 @@ export const open: RemoteFactory = (address, conf, session) =>
   Effect.gen(function* () {
     const parsed = Client.parseAddress(address)
     const shown = Client.redact(address)
-    if (Result.isFailure(parsed)) return failing(shown, parsed.failure)
+    if (Result.isFailure(parsed)) return failingBackend(shown, parsed.failure)
     const client = yield* Client.make(parsed.success).pipe(Effect.provide(Client.SparkConnectTransport.node))
     const bus = makeListenerBus(client, yield* Effect.scope, session.listeners)
     const remote = backend(client, shown, session, bus, session.listeners)

@@ -2,7 +2,7 @@
  * The TypeScript samples of README.md and docs/*.md, shared by the test that runs them
  * (test/docs/DocSamples.test.ts) and the type check (`node scripts/doc-samples.ts`, part of
  * `npm run typecheck`), which writes each sample to `.docs-run/` and checks them all with tsc,
- * `tributary` mapped to this checkout.
+ * `tributary-streaming` mapped to this checkout.
  *
  * A ```ts block right after a `<!-- not run: why -->` line is left out (fragments, and vitest
  * files); docs/api.md is generated and its blocks are signatures, so it is left out too.
@@ -64,6 +64,10 @@ const typecheck = (root: string): void => {
       noEmit: true,
       baseUrl: "../..",
       paths: {
+        "tributary-streaming": ["./mod.ts"],
+        "tributary-streaming/testing": ["./structured/testing.ts"],
+        "tributary-streaming/dstream": ["./dstream/mod.ts"],
+        // The entry points' names in the API contract (the npm name "tributary" is another package's).
         tributary: ["./mod.ts"],
         "tributary/testing": ["./structured/testing.ts"],
         "tributary/dstream": ["./dstream/mod.ts"]

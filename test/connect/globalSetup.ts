@@ -29,6 +29,10 @@ const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Pro
   runScript(SCRIPT, args, env)
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  // Every test under test/connect imports the generated protocol code (connect/gen/): generate it
+  // when it is missing or stale (a no-op otherwise; `npm ci` does not, so the local engine needs
+  // no JVM), before vitest loads the test files.
+  if (runNeeds("connect", () => true)) await run(["proto"])
   const given = process.env.TRIBUTARY_SPARK_REMOTE
   if (given !== undefined && given !== "") {
     project.provide("sparkRemote", given)

@@ -1,6 +1,6 @@
 /**
  * Every TypeScript sample in README.md and docs/*.md runs: each ```ts block is written to a
- * module (with `tributary` imports pointed at this checkout) and imported, so a sample that
+ * module (with `tributary-streaming` imports pointed at this checkout) and imported, so a sample that
  * throws or rejects fails this test (`npm run typecheck` type-checks the same samples). Which
  * blocks count is decided in scripts/doc-samples.ts (a `<!-- not run: why -->` line before a
  * block leaves it out). Samples that name `"localhost:9092"` run against the test Kafka broker,
@@ -16,9 +16,9 @@ const OUT = join(ROOT, ".docs-run", "run")
 
 const rewrite = (code: string): string =>
   code
-    .replaceAll('from "tributary/testing"', `from ${JSON.stringify(join(ROOT, "structured", "testing.ts"))}`)
-    .replaceAll('from "tributary/dstream"', `from ${JSON.stringify(join(ROOT, "dstream", "mod.ts"))}`)
-    .replaceAll('from "tributary"', `from ${JSON.stringify(join(ROOT, "mod.ts"))}`)
+    .replaceAll(/from "tributary(?:-streaming)?\/testing"/g, `from ${JSON.stringify(join(ROOT, "structured", "testing.ts"))}`)
+    .replaceAll(/from "tributary(?:-streaming)?\/dstream"/g, `from ${JSON.stringify(join(ROOT, "dstream", "mod.ts"))}`)
+    .replaceAll(/from "tributary(?:-streaming)?"/g, `from ${JSON.stringify(join(ROOT, "mod.ts"))}`)
 
 const all = allSamples(ROOT)
 

@@ -5,7 +5,7 @@
  * batches run (through server-sent events, without refetching the list), a query that fails
  * shows its error, and a screenshot is saved to `test-output/dashboard.png`.
  *
- * Needs `scripts/e2e-setup.sh` (Chromium); without it the test fails saying so.
+ * Needs Chromium, which `npm test` installs first (`scripts/test-setup.sh`); without it the test fails saying so.
  */
 import { mkdirSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"

@@ -11,7 +11,7 @@
  * in the notebook's folder and finds the repository's deno.json (`nodeModulesDir: manual`) and
  * its node_modules by walking up from there, as `deno run` does.
  *
- * Needs `scripts/e2e-setup.sh` (jupyter nbconvert); without it the test fails saying so.
+ * Needs jupyter nbconvert, which `npm test` installs first (`scripts/test-setup.sh`); without it the test fails saying so.
  */
 import { execFile } from "node:child_process"
 import { mkdirSync, realpathSync } from "node:fs"

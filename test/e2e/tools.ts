@@ -1,7 +1,7 @@
 /**
  * What the end-to-end tests need from the machine (Debian's `chromium`, `jupyter nbconvert`),
  * found or reported: a missing tool fails the test with the command that installs it, so the
- * e2e tests are never skipped silently (in CI, `.ci/run` runs `scripts/e2e-setup.sh` first).
+ * e2e tests are never skipped silently (`npm test` runs `scripts/test-setup.sh` first).
  */
 import { execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -15,7 +15,7 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 export const OUTPUT_DIR = join(ROOT, "test-output")
 
 const missing = (what: string): Error =>
-  new Error(`${what} is not installed: run scripts/e2e-setup.sh (as root; it installs Debian's chromium, jupyter-nbconvert and jupyter-client)`)
+  new Error(`${what} is not installed: run npm run test:setup (as root; it installs Debian's chromium, jupyter-nbconvert and jupyter-client)`)
 
 /** The Chromium binary (Debian's `chromium` package). */
 export const chromiumPath = (): string => {
