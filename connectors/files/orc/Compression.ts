@@ -110,7 +110,9 @@ export const decompress = (kind: number, bytes: Uint8Array, blockSize: number, w
     }
     const chunk = bytes.subarray(pos, pos + length)
     pos += length
-    const out = original ? chunk : inflate(kind, chunk, max, what)
+    const inflated = original ? chunk : inflate(kind, chunk, max, what)
+    // node:zlib gives Buffers: values read from them are plain Uint8Arrays, as everywhere else
+    const out = new Uint8Array(inflated.buffer, inflated.byteOffset, inflated.byteLength)
     parts.push(out)
     total += out.length
   }
