@@ -293,7 +293,7 @@ export const decodeFooter = (buf: Uint8Array): Footer => {
       case 5: {
         const m = p.message(wire, "user metadata")
         let name = ""
-        let value = new Uint8Array(0)
+        let value: Uint8Array = new Uint8Array(0)
         for (let g = m.next(); g !== undefined; g = m.next()) {
           if (g[0] === 1) name = m.string(g[1])
           else if (g[0] === 2) value = m.bytes(g[1])
