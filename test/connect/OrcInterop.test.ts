@@ -38,13 +38,22 @@ afterAll(async () => {
 })
 
 /** A DataFrame's rows in a comparable form, sorted by `id`. */
-const collect = async (s: OpenSession, df: Effect.Effect<DataFrame<any>, any, any>): Promise<ReadonlyArray<unknown>> => {
+const collect = async (
+  s: OpenSession,
+  df: Effect.Effect<DataFrame<any>, any, any>
+): Promise<ReadonlyArray<unknown>> => {
   const result = await s.run(Effect.flatMap(df, (d) => d.orderBy("id").execute()))
   return rowsToExternal(result.schema, result.rows).map((r) => JSON.stringify(r, plain))
 }
 
 const plain = (_: string, v: unknown): unknown =>
-  v instanceof Map ? { map: [...v] } : v instanceof Uint8Array ? { bytes: [...v] } : typeof v === "bigint" ? Number(v) : v
+  v instanceof Map
+    ? { map: [...v] }
+    : v instanceof Uint8Array
+      ? { bytes: [...v] }
+      : typeof v === "bigint"
+        ? Number(v)
+        : v
 
 /** Spark SQL for rows of every type tributary reads, with nulls, negative and pre-1970 values. */
 const SPARK_ROWS = (n: number) => `SELECT id,
@@ -73,7 +82,9 @@ describe("Spark writes, tributary reads", () => {
       const dir = path.join(root, `spark-${codec}`)
       await remote.run(
         Effect.flatMap(
-          remote.sql(`INSERT OVERWRITE DIRECTORY '${dir}' USING orc OPTIONS (compression '${codec}') ${SPARK_ROWS(3000)}`),
+          remote.sql(
+            `INSERT OVERWRITE DIRECTORY '${dir}' USING orc OPTIONS (compression '${codec}') ${SPARK_ROWS(3000)}`
+          ),
           (df) => df.collect()
         )
       )
@@ -114,7 +125,9 @@ describe("Spark writes, tributary reads", () => {
     const dir = path.join(root, "spark-stream")
     await remote.run(
       Effect.flatMap(
-        remote.sql(`INSERT OVERWRITE DIRECTORY '${dir}' USING orc SELECT id, concat('n', id) AS name FROM range(0, 50)`),
+        remote.sql(
+          `INSERT OVERWRITE DIRECTORY '${dir}' USING orc SELECT id, concat('n', id) AS name FROM range(0, 50)`
+        ),
         (df) => df.collect()
       )
     )
@@ -155,7 +168,16 @@ describe("tributary writes, Spark reads", () => {
       { name: "dt", type: { kind: "date" } },
       { name: "ts", type: { kind: "timestamp" } },
       { name: "dec", type: { kind: "decimal", precision: 10, scale: 2 } },
-      { name: "st", type: { kind: "struct", fields: [{ name: "x", type: { kind: "bigint" } }, { name: "y", type: { kind: "string" } }] } },
+      {
+        name: "st",
+        type: {
+          kind: "struct",
+          fields: [
+            { name: "x", type: { kind: "bigint" } },
+            { name: "y", type: { kind: "string" } }
+          ]
+        }
+      },
       { name: "arr", type: { kind: "array", element: { kind: "bigint" } } },
       { name: "m", type: { kind: "map", key: { kind: "string" }, value: { kind: "bigint" } } }
     ]
@@ -227,7 +249,10 @@ describe("tributary writes, Spark reads", () => {
           Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: i, name: i % 3 === 0 ? null : `n${i}` })).join("\n")
         )
         const df = local.readStream.schema("id BIGINT, name STRING").json(path.join(root, "sink-in"))
-        const q = yield* df.writeStream.format("orc").option("checkpointLocation", path.join(root, "sink-chk")).start(out)
+        const q = yield* df.writeStream
+          .format("orc")
+          .option("checkpointLocation", path.join(root, "sink-chk"))
+          .start(out)
         yield* q.processAllAvailable()
         yield* q.stop()
       })

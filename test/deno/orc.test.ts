@@ -23,7 +23,12 @@ const TYPE: OrcType = {
     { name: "tags", type: { kind: "array", element: { kind: "string" } } }
   ]
 }
-const ROWS = Array.from({ length: 500 }, (_, i) => [i, i % 4 === 0 ? null : `n${i % 7}`, 1_700_000_000_000 + i, [`t${i}`]])
+const ROWS = Array.from({ length: 500 }, (_, i) => [
+  i,
+  i % 4 === 0 ? null : `n${i % 7}`,
+  1_700_000_000_000 + i,
+  [`t${i}`]
+])
 
 Deno.test("Deno's node:zlib has zstd, so ORC's ZSTD codec works", () => {
   assert.equal(hasZstd(), true)

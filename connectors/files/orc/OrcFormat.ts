@@ -107,7 +107,8 @@ const fileSchema = (file: InputFile): Effect.Effect<T.StructType | undefined, Co
       const out: Array<T.StructField> = []
       for (const f of fields) {
         const t = toSparkType(f.type)
-        if (typeof t === "string") throw new OrcUnsupported(`tributary cannot read the ORC type ${t} of column \`${f.name}\``)
+        if (typeof t === "string")
+          throw new OrcUnsupported(`tributary cannot read the ORC type ${t} of column \`${f.name}\``)
         out.push(T.field(f.name, t, true))
       }
       return T.struct(out)

@@ -414,12 +414,7 @@ export const encodeFooter = (f: Footer): Uint8Array => {
   const w = new ProtoWriter().uint(1, f.headerLength).uint(2, f.contentLength)
   for (const s of f.stripes) {
     w.message(3, (m) =>
-      m
-        .uint(1, s.offset)
-        .uint(2, s.indexLength)
-        .uint(3, s.dataLength)
-        .uint(4, s.footerLength)
-        .uint(5, s.numberOfRows)
+      m.uint(1, s.offset).uint(2, s.indexLength).uint(3, s.dataLength).uint(4, s.footerLength).uint(5, s.numberOfRows)
     )
   }
   for (const t of f.types) {

@@ -99,7 +99,11 @@ class StripeStreams {
     this.tail = tail
     let pos = offset
     for (const s of footer.streams) {
-      if (s.kind !== StreamKind.ROW_INDEX && s.kind !== StreamKind.BLOOM_FILTER && s.kind !== StreamKind.BLOOM_FILTER_UTF8) {
+      if (
+        s.kind !== StreamKind.ROW_INDEX &&
+        s.kind !== StreamKind.BLOOM_FILTER &&
+        s.kind !== StreamKind.BLOOM_FILTER_UTF8
+      ) {
         this.located.set(`${s.column}:${s.kind}`, [pos, s.length])
       }
       pos += s.length
@@ -173,7 +177,9 @@ const BASE_UTC = 1420070400
 
 /** Time zone names that are UTC (Java's `TimeZone.getTimeZone` of an unknown id is GMT, too). */
 const isUtc = (tz: string | undefined): boolean =>
-  tz === undefined || tz === "" || /^(utc|gmt|z|etc\/utc|etc\/gmt|etc\/uct|uct|universal|zulu|etc\/universal|etc\/zulu)$/i.test(tz)
+  tz === undefined ||
+  tz === "" ||
+  /^(utc|gmt|z|etc\/utc|etc\/gmt|etc\/uct|uct|universal|zulu|etc\/universal|etc\/zulu)$/i.test(tz)
 
 const formatters = new Map<string, Intl.DateTimeFormat | null>()
 
@@ -211,7 +217,6 @@ const parseNanos = (v: number): number => {
   return zeros === 0 ? n : n * 10 ** (zeros + 1)
 }
 
-
 /** A decimal's unscaled value and scale as the nearest double. */
 const decimalToDouble = (unscaled: bigint, scale: number): number => {
   if (unscaled >= -9007199254740991n && unscaled <= 9007199254740991n && scale >= 0 && scale <= 22) {
@@ -230,7 +235,8 @@ const decodeColumn = (col: OrcColumn, n: number, s: StripeStreams): Array<unknow
   let flags: Uint8Array | undefined
   let k = n
   if (present !== undefined) {
-    if (n > (present.remaining() + 16) * 1100) present.fail(`${n} values cannot be held in ${present.remaining()} bytes`)
+    if (n > (present.remaining() + 16) * 1100)
+      present.fail(`${n} values cannot be held in ${present.remaining()} bytes`)
     flags = new Uint8Array(n)
     readBooleans(present, n, flags)
     k = 0
@@ -314,7 +320,8 @@ const decodeValues = (col: OrcColumn, k: number, s: StripeStreams): Array<unknow
         const refs = readInts(s.need(id, StreamKind.DATA, "DATA", k), k, false, v2)
         for (let i = 0; i < k; i++) {
           const ref = refs[i]
-          if (ref >= size) throw new OrcCorruption(`column ${id}: a dictionary reference ${ref} is past its ${size} entries`)
+          if (ref >= size)
+            throw new OrcCorruption(`column ${id}: a dictionary reference ${ref} is past its ${size} entries`)
           out[i] = dict[ref]
         }
         return out
@@ -454,4 +461,3 @@ export const readOrc = (file: Uint8Array, include?: ReadonlyArray<number>): OrcR
 /** The root struct's fields: names and types (none for a file without a struct root). */
 export const rootFields = (tail: OrcTail): ReadonlyArray<{ readonly name: string; readonly type: OrcType }> =>
   tail.root.type.kind === "struct" ? tail.root.type.fields : []
-

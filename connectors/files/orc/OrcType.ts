@@ -42,7 +42,11 @@ export type OrcPrimitive =
 /** An ORC type. `attributes` are the footer's type attributes (Spark's `spark.sql.catalyst.type`). */
 export type OrcType =
   | { readonly kind: OrcPrimitive; readonly attributes?: Readonly<Record<string, string>> }
-  | { readonly kind: "char" | "varchar"; readonly maxLength: number; readonly attributes?: Readonly<Record<string, string>> }
+  | {
+      readonly kind: "char" | "varchar"
+      readonly maxLength: number
+      readonly attributes?: Readonly<Record<string, string>>
+    }
   | {
       readonly kind: "decimal"
       readonly precision: number
@@ -61,7 +65,11 @@ export type OrcType =
       readonly value: OrcType
       readonly attributes?: Readonly<Record<string, string>>
     }
-  | { readonly kind: "uniontype"; readonly variants: ReadonlyArray<OrcType>; readonly attributes?: Readonly<Record<string, string>> }
+  | {
+      readonly kind: "uniontype"
+      readonly variants: ReadonlyArray<OrcType>
+      readonly attributes?: Readonly<Record<string, string>>
+    }
 
 /** Spark's attribute naming the Catalyst type an ORC primitive holds. */
 export const CATALYST_TYPE_ATTRIBUTE = "spark.sql.catalyst.type"
@@ -139,15 +147,25 @@ export const columnsFromProto = (types: ReadonlyArray<Type>): OrcColumn => {
         }
       case Kind.DECIMAL:
         sub(0)
-        return { id, type: { kind: "decimal", precision: t.precision ?? 38, scale: t.scale ?? 10, attributes }, children: [] }
+        return {
+          id,
+          type: { kind: "decimal", precision: t.precision ?? 38, scale: t.scale ?? 10, attributes },
+          children: []
+        }
       case Kind.STRUCT: {
         if (t.fieldNames.length !== t.subtypes.length) {
-          throw new OrcCorruption(`footer: struct type ${id} has ${t.fieldNames.length} names for ${t.subtypes.length} fields`)
+          throw new OrcCorruption(
+            `footer: struct type ${id} has ${t.fieldNames.length} names for ${t.subtypes.length} fields`
+          )
         }
         const children = sub(-1)
         return {
           id,
-          type: { kind: "struct", fields: children.map((c, i) => ({ name: t.fieldNames[i], type: c.type })), attributes },
+          type: {
+            kind: "struct",
+            fields: children.map((c, i) => ({ name: t.fieldNames[i], type: c.type })),
+            attributes
+          },
           children
         }
       }
@@ -190,7 +208,14 @@ export const typesToProto = (root: OrcType): Array<Type> => {
         }
         return id
       case "decimal":
-        out[id] = { kind: Kind.DECIMAL, subtypes: [], fieldNames: [], precision: t.precision, scale: t.scale, attributes: attrs(t) }
+        out[id] = {
+          kind: Kind.DECIMAL,
+          subtypes: [],
+          fieldNames: [],
+          precision: t.precision,
+          scale: t.scale,
+          attributes: attrs(t)
+        }
         return id
       case "struct": {
         const subtypes = t.fields.map((f) => walk(f.type))
@@ -236,7 +261,9 @@ export const orcTypeString = (t: OrcType): string => {
       return `decimal(${t.precision},${t.scale})`
     case "struct":
       return `struct<${t.fields
-        .map((f) => `${plainName.test(f.name) ? f.name : `\`${f.name.replaceAll("`", "``")}\``}:${orcTypeString(f.type)}`)
+        .map(
+          (f) => `${plainName.test(f.name) ? f.name : `\`${f.name.replaceAll("`", "``")}\``}:${orcTypeString(f.type)}`
+        )
         .join(",")}>`
     case "array":
       return `array<${orcTypeString(t.element)}>`

@@ -95,7 +95,8 @@ const unscaled = (v: unknown, scale: number): bigint => {
   if (typeof v === "bigint") return v
   const n = typeof v === "number" ? v : Number.NaN
   // `toFixed` is the exact decimal expansion of a double, rounded half away from zero
-  const text = typeof v === "string" ? v.trim() : Math.abs(n) < 1e21 ? n.toFixed(scale) : BigInt(Math.round(n)).toString()
+  const text =
+    typeof v === "string" ? v.trim() : Math.abs(n) < 1e21 ? n.toFixed(scale) : BigInt(Math.round(n)).toString()
   const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text)
   if (m === null || (m[2] === "" && (m[3] ?? "") === "")) return 0n
   const whole = m[2]

@@ -133,12 +133,7 @@ const big = (v: number | bigint): bigint => (typeof v === "bigint" ? v : BigInt(
 const safe = (v: number | bigint): v is number => typeof v === "number" && v <= TWO_53 / 2 && v >= -TWO_53 / 2
 
 /** Encodes `values[0, n)` with RLE v1 (runs of 3..130 with a delta in -128..127, literals up to 128). */
-export const writeIntRleV1 = (
-  w: ByteWriter,
-  values: ArrayLike<number | bigint>,
-  n: number,
-  signed: boolean
-): void => {
+export const writeIntRleV1 = (w: ByteWriter, values: ArrayLike<number | bigint>, n: number, signed: boolean): void => {
   const put = (v: number | bigint): void => {
     if (safe(v)) w.varint(signed ? zigzag(v) : v)
     else w.varintBig(signed ? zigzagBig(big(v)) : big(v))
@@ -767,16 +762,10 @@ const writeLiterals = (
   writeDirect(w, values, start, n, signed)
 }
 
-const same = (a: number | bigint, b: number | bigint): boolean =>
-  typeof a === typeof b ? a === b : big(a) === big(b)
+const same = (a: number | bigint, b: number | bigint): boolean => (typeof a === typeof b ? a === b : big(a) === big(b))
 
 /** Encodes `values[0, n)` (exact integers) with RLE v2. */
-export const writeIntRleV2 = (
-  w: ByteWriter,
-  values: ArrayLike<number | bigint>,
-  n: number,
-  signed: boolean
-): void => {
+export const writeIntRleV2 = (w: ByteWriter, values: ArrayLike<number | bigint>, n: number, signed: boolean): void => {
   let i = 0
   while (i < n) {
     let run = 1

@@ -204,7 +204,12 @@ describe("Spark's schema rules", () => {
         [[1, "x"]]
       )
     )
-    const { rows } = await load(OrcFormat, [p("hive")], {}, T.struct([T.field("id", T.IntegerType), T.field("name", T.StringType)]))
+    const { rows } = await load(
+      OrcFormat,
+      [p("hive")],
+      {},
+      T.struct([T.field("id", T.IntegerType), T.field("name", T.StringType)])
+    )
     expect(rows).toEqual([[1, "x"]])
   })
 
@@ -267,17 +272,20 @@ describe("corrupt files fail with a ConnectorError naming the file, never a cras
   vit("random bit flips: every read either gives rows or a ConnectorError", async () => {
     const bytes = good()
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.nat({ max: bytes.length * 8 - 1 }), { minLength: 1, maxLength: 4 }), async (bits) => {
-        const copy = bytes.slice()
-        for (const b of bits) copy[b >>> 3] ^= 1 << (b & 7)
-        const { effect } = readFile(copy, "flips")
-        const exit = await Effect.runPromiseExit(effect)
-        if (Exit.isFailure(exit)) {
-          const e = exit.cause.reasons[0]
-          expect(e._tag).toBe("Fail")
-          if (e._tag === "Fail") expect(e.error).toBeInstanceOf(ConnectorError)
+      fc.asyncProperty(
+        fc.array(fc.nat({ max: bytes.length * 8 - 1 }), { minLength: 1, maxLength: 4 }),
+        async (bits) => {
+          const copy = bytes.slice()
+          for (const b of bits) copy[b >>> 3] ^= 1 << (b & 7)
+          const { effect } = readFile(copy, "flips")
+          const exit = await Effect.runPromiseExit(effect)
+          if (Exit.isFailure(exit)) {
+            const e = exit.cause.reasons[0]
+            expect(e._tag).toBe("Fail")
+            if (e._tag === "Fail") expect(e.error).toBeInstanceOf(ConnectorError)
+          }
         }
-      }),
+      ),
       { numRuns: 300 }
     )
   })
@@ -285,7 +293,9 @@ describe("corrupt files fail with a ConnectorError naming the file, never a cras
 
 describe("random schemas and rows", () => {
   /** A random ORC type with a generator of its values (nulls included). */
-  const leaf: fc.Arbitrary<readonly [OrcType, fc.Arbitrary<unknown>]> = fc.constantFrom<readonly [OrcType, fc.Arbitrary<unknown>]>(
+  const leaf: fc.Arbitrary<readonly [OrcType, fc.Arbitrary<unknown>]> = fc.constantFrom<
+    readonly [OrcType, fc.Arbitrary<unknown>]
+  >(
     [{ kind: "boolean" }, fc.boolean()],
     [{ kind: "tinyint" }, fc.integer({ min: -128, max: 127 })],
     [{ kind: "smallint" }, fc.integer({ min: -32768, max: 32767 })],
@@ -296,7 +306,12 @@ describe("random schemas and rows", () => {
     [{ kind: "string" }, fc.oneof(fc.string(), fc.constantFrom("a", "b"))],
     [{ kind: "binary" }, fc.uint8Array({ maxLength: 8 })],
     [{ kind: "date" }, fc.integer({ min: -100_000, max: 100_000 })],
-    [{ kind: "timestamp" }, fc.integer({ min: -2_000_000_000_000, max: 4_000_000_000_000 }).filter((ms) => ms >= 0 || ms <= -1000 || ms % 1000 === 0)]
+    [
+      { kind: "timestamp" },
+      fc
+        .integer({ min: -2_000_000_000_000, max: 4_000_000_000_000 })
+        .filter((ms) => ms >= 0 || ms <= -1000 || ms % 1000 === 0)
+    ]
   )
   const typed: fc.Arbitrary<readonly [OrcType, fc.Arbitrary<unknown>]> = fc.letrec<{
     node: readonly [OrcType, fc.Arbitrary<unknown>]
@@ -304,19 +319,24 @@ describe("random schemas and rows", () => {
     node: fc.oneof(
       { depthSize: "small", withCrossShrink: true },
       leaf,
-      fc.array(tie("node"), { minLength: 1, maxLength: 3 }).map(
-        (children): readonly [OrcType, fc.Arbitrary<unknown>] => [
+      fc
+        .array(tie("node"), { minLength: 1, maxLength: 3 })
+        .map((children): readonly [OrcType, fc.Arbitrary<unknown>] => [
           { kind: "struct", fields: children.map(([t], i) => ({ name: `f${i}`, type: t })) },
           fc.tuple(...children.map(([, v]) => fc.option(v, { nil: null })))
-        ]
-      ),
+        ]),
       tie("node").map(([t, v]): readonly [OrcType, fc.Arbitrary<unknown>] => [
         { kind: "array", element: t },
         fc.array(fc.option(v, { nil: null }), { maxLength: 4 })
       ]),
       tie("node").map(([t, v]): readonly [OrcType, fc.Arbitrary<unknown>] => [
         { kind: "map", key: { kind: "string" }, value: t },
-        fc.uniqueArray(fc.tuple(fc.string({ maxLength: 3 }), fc.option(v, { nil: null })), { maxLength: 3, selector: ([k]) => k }).map((es) => new Map(es))
+        fc
+          .uniqueArray(fc.tuple(fc.string({ maxLength: 3 }), fc.option(v, { nil: null })), {
+            maxLength: 3,
+            selector: ([k]) => k
+          })
+          .map((es) => new Map(es))
       ])
     )
   })).node
@@ -324,15 +344,23 @@ describe("random schemas and rows", () => {
   vit("read(write(rows)) is rows, for every codec, format and stripe size", () => {
     fc.assert(
       fc.property(
-        fc.array(typed, { minLength: 1, maxLength: 4 }).chain((cols) =>
-          fc.tuple(
-            fc.constant(cols.map(([t]) => t)),
-            fc.array(fc.tuple(...cols.map(([, v]) => fc.option(v, { nil: null }))), { maxLength: 60 }),
-            fc.constantFrom(Compression.NONE, Compression.ZLIB, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD),
-            fc.constantFrom<"0.11" | "0.12">("0.11", "0.12"),
-            fc.integer({ min: 1, max: 70 })
-          )
-        ),
+        fc
+          .array(typed, { minLength: 1, maxLength: 4 })
+          .chain((cols) =>
+            fc.tuple(
+              fc.constant(cols.map(([t]) => t)),
+              fc.array(fc.tuple(...cols.map(([, v]) => fc.option(v, { nil: null }))), { maxLength: 60 }),
+              fc.constantFrom(
+                Compression.NONE,
+                Compression.ZLIB,
+                Compression.SNAPPY,
+                Compression.LZ4,
+                Compression.ZSTD
+              ),
+              fc.constantFrom<"0.11" | "0.12">("0.11", "0.12"),
+              fc.integer({ min: 1, max: 70 })
+            )
+          ),
         ([types, rows, compression, format, stripeRows]) => {
           const root: OrcType = { kind: "struct", fields: types.map((t, i) => ({ name: `c${i}`, type: t })) }
           const bytes = writeOrc(root, rows, { compression, format, stripeRows, blockSize: 1024 })
@@ -396,7 +424,11 @@ describe("streaming", () => {
         { id: 3, name: "c" }
       ])
       const stream = spark.readStream.schema("id INT, name STRING").orc(out)
-      const q2 = yield* stream.writeStream.format("memory").queryName("orc_stream").option("checkpointLocation", p("src-chk")).start()
+      const q2 = yield* stream.writeStream
+        .format("memory")
+        .queryName("orc_stream")
+        .option("checkpointLocation", p("src-chk"))
+        .start()
       yield* q2.processAllAvailable()
       yield* q2.stop()
       const got = yield* spark.table("orc_stream").orderBy("id").collect()

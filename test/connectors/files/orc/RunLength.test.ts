@@ -140,8 +140,7 @@ describe("the specification's examples", () => {
 describe("round trips", () => {
   const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })
   const uint64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n })
-  const asInput = (v: bigint): number | bigint =>
-    v >= -(2n ** 52n) && v <= 2n ** 52n ? Number(v) : v
+  const asInput = (v: bigint): number | bigint => (v >= -(2n ** 52n) && v <= 2n ** 52n ? Number(v) : v)
   /** Arrays shaped to hit every sub-encoding: repeats, monotonic runs, outliers, random values. */
   const shaped = (value: fc.Arbitrary<bigint>) =>
     fc.array(
@@ -185,22 +184,19 @@ describe("round trips", () => {
 
   it("byte RLE and booleans", () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constant(7)), { maxLength: 2000 }),
-        (xs) => {
-          const w = new ByteWriter()
-          writeByteRle(w, xs, xs.length)
-          const out = new Uint8Array(xs.length)
-          readByteRle(new ByteReader(w.finish(), "t"), xs.length, out)
-          expect([...out]).toEqual(xs)
-          const bits = xs.map((x) => x & 1)
-          const wb = new ByteWriter()
-          writeBooleans(wb, bits, bits.length)
-          const outBits = new Uint8Array(bits.length)
-          readBooleans(new ByteReader(wb.finish(), "t"), bits.length, outBits)
-          expect([...outBits]).toEqual(bits)
-        }
-      )
+      fc.property(fc.array(fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constant(7)), { maxLength: 2000 }), (xs) => {
+        const w = new ByteWriter()
+        writeByteRle(w, xs, xs.length)
+        const out = new Uint8Array(xs.length)
+        readByteRle(new ByteReader(w.finish(), "t"), xs.length, out)
+        expect([...out]).toEqual(xs)
+        const bits = xs.map((x) => x & 1)
+        const wb = new ByteWriter()
+        writeBooleans(wb, bits, bits.length)
+        const outBits = new Uint8Array(bits.length)
+        readBooleans(new ByteReader(wb.finish(), "t"), bits.length, outBits)
+        expect([...outBits]).toEqual(bits)
+      })
     )
   })
 
@@ -209,8 +205,8 @@ describe("round trips", () => {
     expect(() => readIntRleV2(new ByteReader(bytes(0x0a, 0x27, 0x10), "col 1 DATA"), 3, false, out)).toThrow(
       /col 1 DATA: an RLEv2 run of 5 overruns/
     )
-    expect(() => readIntRleV2(new ByteReader(bytes(0x5e, 0x03, 0x5c), "col 1 DATA"), 4, false, new Float64Array(4))).toThrow(
-      /run past the end/
-    )
+    expect(() =>
+      readIntRleV2(new ByteReader(bytes(0x5e, 0x03, 0x5c), "col 1 DATA"), 4, false, new Float64Array(4))
+    ).toThrow(/run past the end/)
   })
 })
