@@ -121,6 +121,38 @@ describe("Spark writes, tributary reads", () => {
     }
   }, 240_000)
 
+  it("dates and timestamps before 1582 in Spark's hybrid calendar read as Spark reads them", async () => {
+    const dir = path.join(root, "spark-ancient")
+    await remote.run(
+      Effect.flatMap(
+        remote.sql(
+          `INSERT OVERWRITE DIRECTORY '${dir}' USING orc SELECT 1 AS id, DATE'1000-01-01' AS d, TIMESTAMP'0800-03-01 12:30:00' AS ts, DATE'1582-10-15' AS d2`
+        ),
+        (df) => df.collect()
+      )
+    )
+    const [mine, theirs] = await Promise.all([collect(local, local.read.orc(dir)), collect(remote, sparkRead(dir))])
+    expect(mine).toEqual(theirs)
+    // and Spark reads tributary's proleptic Gregorian files right
+    const out = path.join(root, "mine-ancient")
+    fs.mkdirSync(out, { recursive: true })
+    const day = Math.floor(Date.UTC(1000, 0, 1) / 86_400_000)
+    fs.writeFileSync(
+      path.join(out, "a.orc"),
+      writeOrc(
+        {
+          kind: "struct",
+          fields: [
+            { name: "id", type: { kind: "int" } },
+            { name: "d", type: { kind: "date" } }
+          ]
+        },
+        [[1, day]]
+      )
+    )
+    expect(await collect(remote, sparkRead(out))).toEqual([JSON.stringify({ id: 1, d: "1000-01-01T00:00:00.000Z" })])
+  }, 240_000)
+
   it("the streaming file source reads Spark's ORC files", async () => {
     const dir = path.join(root, "spark-stream")
     await remote.run(

@@ -12,7 +12,9 @@
  * positional arrays, lists as arrays, maps as `Map`s. Timestamps are read the way ORC's Java
  * reader reads them in a JVM whose time zone is UTC (tributary's session time zone): the
  * writer's time zone (the stripe footer's) sets the base second, and a `timestamp` (not an
- * instant) keeps its wall-clock reading.
+ * instant) keeps its wall-clock reading. Dates and timestamps before 1582-10-15 in a file of the
+ * hybrid Julian/Gregorian calendar (what Spark and Hive write) are rebased to the proleptic
+ * Gregorian calendar, as Spark does.
  *
  * Every structural problem throws `OrcCorruption`; `OrcFile.ts` turns it into a typed error that
  * names the file.
@@ -90,6 +92,8 @@ class StripeStreams {
   private readonly located = new Map<string, readonly [number, number]>()
   readonly encodings: StripeFooter["columns"]
   readonly writerTimezone: string | undefined
+  /** Whether dates and timestamps are in the hybrid Julian/Gregorian calendar (not PROLEPTIC_GREGORIAN). */
+  readonly hybrid: boolean
 
   private readonly file: Uint8Array
   private readonly tail: OrcTail
@@ -113,6 +117,7 @@ class StripeStreams {
     }
     this.encodings = footer.columns
     this.writerTimezone = footer.writerTimezone
+    this.hybrid = tail.footer.calendar !== PROLEPTIC_GREGORIAN
   }
 
   /** The decompressed stream, or `undefined` when the stripe has none of that kind for the column. */
@@ -170,6 +175,36 @@ const decodeUtf8 = (buf: Uint8Array, start: number, end: number): string => {
     return s
   }
   return utf8.decode(buf.subarray(start, end))
+}
+
+const PROLEPTIC_GREGORIAN = 2
+/** 1582-10-15, the first day of the Gregorian calendar, in days and in milliseconds since the epoch. */
+const GREGORIAN_START_DAY = -141427
+const GREGORIAN_START_MS = GREGORIAN_START_DAY * 86_400_000
+
+/**
+ * Spark's `rebaseJulianToGregorianDays`: a day number of the hybrid calendar (Julian before
+ * 1582-10-15, which Spark and Hive write) as the proleptic Gregorian day of the same date.
+ */
+export const julianToGregorianDays = (days: number): number => {
+  if (days >= GREGORIAN_START_DAY) return days
+  // the Julian calendar date of the Julian day number (1970-01-01 is JDN 2440588)
+  const c = days + 2440588 + 32082
+  const d = Math.floor((4 * c + 3) / 1461)
+  const e = c - Math.floor((1461 * d) / 4)
+  const m = Math.floor((5 * e + 2) / 153)
+  const day = e - Math.floor((153 * m + 2) / 5) + 1
+  const month = m + 3 - 12 * Math.floor(m / 10)
+  const year = d - 4800 + Math.floor(m / 10)
+  const date = new Date(0)
+  date.setUTCFullYear(year, month - 1, day)
+  return Math.floor(date.getTime() / 86_400_000)
+}
+
+const rebaseMillis = (ms: number): number => {
+  if (ms >= GREGORIAN_START_MS) return ms
+  const day = Math.floor(ms / 86_400_000)
+  return ms + (julianToGregorianDays(day) - day) * 86_400_000
 }
 
 /** The seconds of 2015-01-01 00:00:00 UTC: ORC's timestamp base. */
@@ -275,6 +310,10 @@ const decodeValues = (col: OrcColumn, k: number, s: StripeStreams): Array<unknow
     case "bigint":
     case "date": {
       const ints = readInts(s.need(id, StreamKind.DATA, "DATA", k), k, true, v2)
+      if (t.kind === "date" && s.hybrid) {
+        for (let i = 0; i < k; i++) out[i] = julianToGregorianDays(ints[i])
+        return out
+      }
       switch (reinterpretation(t)) {
         case "timestamp_ntz":
           for (let i = 0; i < k; i++) out[i] = Math.floor(ints[i] / 1000)
@@ -356,7 +395,8 @@ const decodeValues = (col: OrcColumn, k: number, s: StripeStreams): Array<unknow
         if (millis < 0 && ns > 999_999) millis -= 1000
         // a timestamp keeps its wall-clock reading in the reader's zone (UTC)
         if (!utc) millis += zoneOffset(tz!, millis)
-        out[i] = millis
+        // Spark's `rebaseJulianToGregorianMicros` (in UTC): the same date and time of day
+        out[i] = s.hybrid ? rebaseMillis(millis) : millis
       }
       return out
     }
