@@ -13,7 +13,8 @@
  * - `text`: one line per row of the single string column (a null row is an empty line);
  * - `parquet`: through DuckDB — the rows are appended to an in-memory table and copied out with
  *   `COPY … TO ? (FORMAT parquet)` (the path is a parameter; no data is spliced into SQL),
- *   `compression` snappy (default), gzip, zstd or none.
+ *   `compression` snappy (default), gzip, zstd or none;
+ * - `orc`: this project's ORC writer (`orc/OrcFormat.ts`).
  *
  * `json`, `csv` and `text` also take `compression` `gzip` (or `none`).
  *
@@ -51,6 +52,7 @@ import * as DT from "../../core/functions/DateTimeUtils.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import * as DuckDB from "../../state/DuckDB.ts"
 import { checkSupportedTypes, OptionReader, parseOptions } from "./FileSourceOptions.ts"
+import { OrcWriterFormat } from "./orc/OrcFormat.ts"
 
 /** Writes the rows of one output file. */
 export interface FileWriter {
@@ -560,5 +562,6 @@ export const writerFormats: Readonly<Record<string, FileWriterFormat>> = {
   json: JsonWriterFormat,
   csv: CsvWriterFormat,
   text: TextWriterFormat,
-  parquet: ParquetWriterFormat
+  parquet: ParquetWriterFormat,
+  orc: OrcWriterFormat
 }

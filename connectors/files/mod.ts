@@ -1,5 +1,5 @@
 /**
- * The file formats `json`, `csv`, `text` and `parquet`: batch reads (`spark.read`), streaming
+ * The file formats `json`, `csv`, `text`, `parquet` and `orc`: batch reads (`spark.read`), streaming
  * sources (`spark.readStream`, Spark's `FileStreamSource`) and streaming sinks
  * (`writeStream.format(...)`, Spark's `FileStreamSink`). Importing this module registers
  * nothing; the composition root calls `registerFileFormats()`.
@@ -20,6 +20,7 @@ import { fileStreamSinkFormat } from "./FileStreamSink.ts"
 import { fileStreamSourceFormat } from "./FileStreamSource.ts"
 import { CsvWriterFormat, JsonWriterFormat, ParquetWriterFormat, TextWriterFormat } from "./FileWriters.ts"
 import { JsonFormat } from "./JsonFormat.ts"
+import { OrcFormat, OrcWriterFormat } from "./orc/OrcFormat.ts"
 import { ParquetFormat } from "./ParquetFormat.ts"
 import { TextFormat } from "./TextFormat.ts"
 
@@ -31,19 +32,27 @@ export { type FileStreamOptions, parseFileStreamOptions } from "./FileStreamOpti
 export { type LogFiles, NodeLogFiles, type SinkFileStatus, type SourceFileEntry } from "./FileStreamLog.ts"
 export { CsvWriterFormat, JsonWriterFormat, ParquetWriterFormat, TextWriterFormat } from "./FileWriters.ts"
 export { JsonFormat } from "./JsonFormat.ts"
+export {
+  encodeOrc,
+  OrcFormat,
+  OrcWriterFormat,
+  type OrcWriterSettings,
+  orcWriterSettings,
+  writeOrcFile
+} from "./orc/OrcFormat.ts"
 export { ParquetFormat } from "./ParquetFormat.ts"
 export { TextFormat } from "./TextFormat.ts"
 
 /**
- * Registers the four file formats: in the batch format registry (`core/Formats.ts`) and as
+ * Registers the five file formats: in the batch format registry (`core/Formats.ts`) and as
  * streaming sources and sinks (`core/Streaming.ts`).
  */
 export const registerFileFormats = (): void => {
-  for (const format of [JsonFormat, CsvFormat, TextFormat, ParquetFormat]) {
+  for (const format of [JsonFormat, CsvFormat, TextFormat, ParquetFormat, OrcFormat]) {
     registerBatchFormat(format)
     registerSourceFormat(fileStreamSourceFormat(format))
   }
-  for (const writer of [JsonWriterFormat, CsvWriterFormat, TextWriterFormat, ParquetWriterFormat]) {
+  for (const writer of [JsonWriterFormat, CsvWriterFormat, TextWriterFormat, ParquetWriterFormat, OrcWriterFormat]) {
     registerSinkFormat(fileStreamSinkFormat(writer))
   }
 }

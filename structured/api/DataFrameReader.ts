@@ -179,6 +179,11 @@ export class DataFrameReader<R = Row> {
     return this.format("parquet").load(...paths)
   }
 
+  /** `format("orc").load(paths)`: ORC files, their schema read from the files' footers. */
+  orc(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<R>, AnalysisError | ConnectorError | CheckpointError | StateStoreError> {
+    return this.format("orc").load(...paths)
+  }
+
   /** `format("text").load(paths)`: one row per line, in a column `value`. */
   text(...paths: ReadonlyArray<string>): Effect.Effect<DataFrame<{ value: string }>, AnalysisError | ConnectorError | CheckpointError | StateStoreError> {
     return this.format("text").load(...paths) as never

@@ -144,4 +144,9 @@ export class DataStreamReader<R = Row> {
   parquet(path: string): DataFrame<R> {
     return this.format("parquet").load(path)
   }
+
+  /** `format("orc").load(path)`. */
+  orc(path: string): DataFrame<R> {
+    return this.format("orc").load(path)
+  }
 }
