@@ -22,8 +22,7 @@ export {
   type BatchWriteFormat,
   type BatchWriteRequest,
   registerBatchFormat,
-  registerBatchWriteFormat,
-  type SaveMode
+  registerBatchWriteFormat
 } from "./Formats.ts"
 export { structTypeOf } from "./RowSchema.ts"
 export type { MicroBatchSource, OutputMode, ReadLimit, Sink, SinkFormat, SourceFormat } from "./Streaming.ts"

@@ -1,7 +1,7 @@
 /**
- * The file formats `json`, `csv`, `text` and `parquet`: batch reads (`spark.read`), streaming
- * sources (`spark.readStream`, Spark's `FileStreamSource`) and streaming sinks
- * (`writeStream.format(...)`, Spark's `FileStreamSink`). Importing this module registers
+ * The file formats `json`, `csv`, `text` and `parquet`: batch reads (`spark.read`), batch writes
+ * (`df.write`), streaming sources (`spark.readStream`, Spark's `FileStreamSource`) and streaming
+ * sinks (`writeStream.format(...)`, Spark's `FileStreamSink`). Importing this module registers
  * nothing; the composition root calls `registerFileFormats()`.
  *
  * @example
@@ -13,9 +13,10 @@
  * ```
  * @since 0.1.0
  */
-import { registerBatchFormat } from "../../core/Formats.ts"
+import { registerBatchFormat, registerBatchWriteFormat } from "../../core/Formats.ts"
 import { registerSinkFormat, registerSourceFormat } from "../../core/Streaming.ts"
 import { CsvFormat } from "./CsvFormat.ts"
+import { fileBatchWriteFormat } from "./FileBatchWriter.ts"
 import { fileStreamSinkFormat } from "./FileStreamSink.ts"
 import { fileStreamSourceFormat } from "./FileStreamSource.ts"
 import { CsvWriterFormat, JsonWriterFormat, ParquetWriterFormat, TextWriterFormat } from "./FileWriters.ts"
@@ -24,6 +25,7 @@ import { ParquetFormat } from "./ParquetFormat.ts"
 import { TextFormat } from "./TextFormat.ts"
 
 export { CsvFormat } from "./CsvFormat.ts"
+export { fileBatchWriteFormat } from "./FileBatchWriter.ts"
 export { type FileIndex, type InputFile, listFiles } from "./FileListing.ts"
 export { type FileSinkHooks, fileStreamSinkFormat } from "./FileStreamSink.ts"
 export { type FileStreamSourceOffset, fileStreamSourceFormat } from "./FileStreamSource.ts"
@@ -35,8 +37,8 @@ export { ParquetFormat } from "./ParquetFormat.ts"
 export { TextFormat } from "./TextFormat.ts"
 
 /**
- * Registers the four file formats: in the batch format registry (`core/Formats.ts`) and as
- * streaming sources and sinks (`core/Streaming.ts`).
+ * Registers the file formats: in the batch format and batch writer registries
+ * (`core/Formats.ts`) and as streaming sources and sinks (`core/Streaming.ts`).
  */
 export const registerFileFormats = (): void => {
   for (const format of [JsonFormat, CsvFormat, TextFormat, ParquetFormat]) {
@@ -45,5 +47,6 @@ export const registerFileFormats = (): void => {
   }
   for (const writer of [JsonWriterFormat, CsvWriterFormat, TextWriterFormat, ParquetWriterFormat]) {
     registerSinkFormat(fileStreamSinkFormat(writer))
+    registerBatchWriteFormat(fileBatchWriteFormat(writer))
   }
 }
