@@ -191,7 +191,7 @@ describe("DataFrameWriter", () => {
       const typed = yield* Effect.flip(nested.write.partitionBy("k").json(path.join(root, "c")))
       assert.strictEqual(
         typed.message,
-        '[INVALID_PARTITION_COLUMN_DATA_TYPE] Cannot use "ARRAY<INT>" for partition column.'
+        '[INVALID_PARTITION_COLUMN_DATA_TYPE] Cannot use "ARRAY<BIGINT>" for partition column.'
       )
       for (const d of ["a", "b", "c"]) assert.isFalse(fs.existsSync(path.join(root, d)))
     }).pipe(Effect.provide(Session.layer()))
