@@ -177,7 +177,7 @@ export const fileBatchWriteFormat = (writerFormat: FileWriterFormat): BatchWrite
       if (exists && !fs.statSync(out).isDirectory() && request.mode === "append") {
         return yield* ioError(name, out, new Error(`${out} is a file, not a folder`))
       }
-      const writer = yield* writerFormat.prepare(layout.dataSchema, request.options)
+      const writer = yield* writerFormat.prepare(layout.dataSchema, request.options, request.conf)
       const rows = yield* request.rows
 
       const job = nodePath.join(out, TEMPORARY_DIR, randomUUID())

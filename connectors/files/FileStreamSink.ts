@@ -100,7 +100,7 @@ const makeSink = (
     // Spark prepares the writer for every batch (`FileFormatWriter.write` -> `prepareWrite`), so a
     // schema or option the format refuses (text with two columns) fails the first batch written,
     // not start() (FileStreamSinkSuite "text": a two-column text sink starts and stops cleanly).
-    const prepared = yield* Effect.exit(writerFormat.prepare(dataSchema, ctx.options))
+    const prepared = yield* Effect.exit(writerFormat.prepare(dataSchema, ctx.options, ctx.conf))
     const writer = Exit.isSuccess(prepared) ? prepared.value : undefined
     const maxRecordsPerFile = maxRecordsOption(name, ctx.options, undefined)
     if (maxRecordsPerFile instanceof AnalysisError) return yield* maxRecordsPerFile

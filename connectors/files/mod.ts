@@ -1,5 +1,5 @@
 /**
- * The file formats `json`, `csv`, `text` and `parquet`: batch reads (`spark.read`), batch writes
+ * The file formats `json`, `csv`, `text`, `parquet` and `avro`: batch reads (`spark.read`), batch writes
  * (`df.write`), streaming sources (`spark.readStream`, Spark's `FileStreamSource`) and streaming
  * sinks (`writeStream.format(...)`, Spark's `FileStreamSink`). Importing this module registers
  * nothing; the composition root calls `registerFileFormats()`.
@@ -15,6 +15,7 @@
  */
 import { registerBatchFormat, registerBatchWriteFormat } from "../../core/Formats.ts"
 import { registerSinkFormat, registerSourceFormat } from "../../core/Streaming.ts"
+import { AvroFormat, AvroWriterFormat } from "./avro/AvroFormat.ts"
 import { CsvFormat } from "./CsvFormat.ts"
 import { fileBatchWriteFormat } from "./FileBatchWriter.ts"
 import { fileStreamSinkFormat } from "./FileStreamSink.ts"
@@ -24,6 +25,7 @@ import { JsonFormat } from "./JsonFormat.ts"
 import { ParquetFormat } from "./ParquetFormat.ts"
 import { TextFormat } from "./TextFormat.ts"
 
+export { AvroFormat, AvroWriterFormat } from "./avro/AvroFormat.ts"
 export { CsvFormat } from "./CsvFormat.ts"
 export { fileBatchWriteFormat } from "./FileBatchWriter.ts"
 export { type FileIndex, type InputFile, listFiles } from "./FileListing.ts"
@@ -41,11 +43,11 @@ export { TextFormat } from "./TextFormat.ts"
  * (`core/Formats.ts`) and as streaming sources and sinks (`core/Streaming.ts`).
  */
 export const registerFileFormats = (): void => {
-  for (const format of [JsonFormat, CsvFormat, TextFormat, ParquetFormat]) {
+  for (const format of [JsonFormat, CsvFormat, TextFormat, ParquetFormat, AvroFormat]) {
     registerBatchFormat(format)
     registerSourceFormat(fileStreamSourceFormat(format))
   }
-  for (const writer of [JsonWriterFormat, CsvWriterFormat, TextWriterFormat, ParquetWriterFormat]) {
+  for (const writer of [JsonWriterFormat, CsvWriterFormat, TextWriterFormat, ParquetWriterFormat, AvroWriterFormat]) {
     registerSinkFormat(fileStreamSinkFormat(writer))
     registerBatchWriteFormat(fileBatchWriteFormat(writer))
   }
