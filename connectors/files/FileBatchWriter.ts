@@ -180,7 +180,8 @@ export const fileBatchWriteFormat = (writerFormat: FileWriterFormat): BatchWrite
       const writer = yield* writerFormat.prepare(layout.dataSchema, request.options, request.conf)
       const rows = yield* request.rows
 
-      const job = nodePath.join(out, TEMPORARY_DIR, randomUUID())
+      const jobId = randomUUID()
+      const job = nodePath.join(out, TEMPORARY_DIR, jobId)
       const createdOut = !exists
       const cleanUp = Effect.sync(() => {
         fs.rmSync(job, { recursive: true, force: true })
@@ -201,7 +202,7 @@ export const fileBatchWriteFormat = (writerFormat: FileWriterFormat): BatchWrite
             const folder = dir === "" ? job : nodePath.join(job, dir)
             dirs.add(dir)
             yield* Effect.try({ try: () => fs.mkdirSync(folder, { recursive: true }), catch: (e) => ioError(name, folder, e) })
-            yield* writer.write(nodePath.join(folder, partFileName(counter, writer.extension)), part)
+            yield* writer.write(nodePath.join(folder, partFileName(counter, writer.extension, partIdx.length > 0, jobId)), part)
           })
         )
         // The job commit (`FileOutputCommitter.commitJob`): replace or add, then `_SUCCESS`.

@@ -132,7 +132,7 @@ const makeSink = (
         const folder = dir === "" ? out : nodePath.join(out, dir)
         // Spark's `ManifestFileCommitProtocol.newTaskTempFile`: one task (split 0), a new UUID per
         // file, the file counter (`c000`, `c001` with maxRecordsPerFile) and the format's extension
-        const fileName = partFileName(counter, writer!.extension)
+        const fileName = partFileName(counter, writer!.extension, partIdx.length > 0)
         const final = nodePath.join(folder, fileName)
         const tmp = nodePath.join(folder, `.${fileName}.tmp`)
         yield* Effect.try({ try: () => fs.mkdirSync(folder, { recursive: true }), catch: (e) => ioError(folder, e) })

@@ -5,8 +5,10 @@
  *   `FileFormatWriter` with `DynamicPartitionDataSingleWriter`): names and values escaped by
  *   `ExternalCatalogUtils.escapePathName`, a null or empty value as `__HIVE_DEFAULT_PARTITION__`,
  *   values as `Cast(value AS STRING)` in the session's UTC;
- * - each folder gets `part-00000-<uuid>-c000<ext>` files (one task, a new UUID per file, the
- *   file counter restarting in each folder, split at `maxRecordsPerFile`);
+ * - each folder gets `part-00000-<uuid>-c000<ext>` files, or `part-00000-<uuid>.c000<ext>` in
+ *   partition folders, as Spark 4.2 names them (one task, the file counter restarting in each
+ *   folder, split at `maxRecordsPerFile`; a batch write's files share its job's UUID, the
+ *   streaming sink's get one each);
  * - an unpartitioned write of no rows still writes one (empty) file, as Spark's first task does
  *   (SPARK-23271: the file carries the schema for formats like Parquet and Avro).
  *
@@ -83,11 +85,19 @@ export const partitionLayout = (schema: T.StructType, partitionIndexes: Readonly
 }
 
 /**
- * Spark's file name of a task's output file (`FileFormatDataWriter.newOutputWriter` with
- * `HadoopMapReduceCommitProtocol.getFilename`): `part-00000-<uuid>-c000<ext>`.
+ * Spark's file name of a task's output file (`FileFormatDataWriter`'s writers with the commit
+ * protocol's `getFilename`), as Spark 4.2 writes them (checked by
+ * test/connect/WriteInterop.test.ts): `part-00000-<uuid>-c000<ext>` from the single-folder
+ * writer, `part-00000-<uuid>.c000<ext>` from the partitioned one. `uuid` is the job's for a batch
+ * write (`HadoopMapReduceCommitProtocol`), a new one per file for the streaming sink
+ * (`ManifestFileCommitProtocol`).
  */
-export const partFileName = (counter: number, extension: string): string =>
-  `part-00000-${randomUUID()}-c${String(counter).padStart(3, "0")}${extension}`
+export const partFileName = (
+  counter: number,
+  extension: string,
+  partitioned: boolean,
+  uuid: string = randomUUID()
+): string => `part-00000-${uuid}${partitioned ? "." : "-"}c${String(counter).padStart(3, "0")}${extension}`
 
 /**
  * Spark's `maxRecordsPerFile` (the option, else `spark.sql.files.maxRecordsPerFile`; 0 or

@@ -22,7 +22,7 @@ const Sale = Schema.Struct({
   flag: Schema.Boolean,
   day: Schema.NullOr(Schema.String)
 })
-const SCHEMA = "id INT, name STRING, amount DOUBLE, ts TIMESTAMP, flag BOOLEAN, day STRING"
+const SCHEMA = "id BIGINT, name STRING, amount DOUBLE, ts TIMESTAMP, flag BOOLEAN, day STRING"
 const sales = [
   { id: 1, name: "a", amount: 1.5, ts: new Date("2024-05-01T10:00:00.123Z"), flag: true, day: "2024-05-01" },
   { id: 2, name: "b,\"q\"", amount: -2, ts: new Date("2024-05-01T11:00:00Z"), flag: false, day: "2024-05-01" },

@@ -68,6 +68,6 @@ export const layout = (dir: string): Array<string> =>
       (fs.readdirSync(dir, { recursive: true }) as Array<string>)
         .map((p) => p.split(path.sep).join("/"))
         .filter((p) => fs.statSync(path.join(dir, p)).isFile() && !path.basename(p).startsWith("."))
-        .map((p) => p.replace(/part-\d{5}-[0-9a-f-]{36}-c\d{3}/, "part-N-UUID-cN"))
+        .map((p) => p.replace(/part-\d{5}-[0-9a-f-]{36}([.-])c\d{3}/, "part-N-UUID$1cN"))
     )
   ].sort()

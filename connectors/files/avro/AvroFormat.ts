@@ -10,8 +10,8 @@
  *   before 1582-10-15 / 1900-01-01 in files that no Spark 3+ wrote fail by default
  *   (`datetimeRebaseMode` `EXCEPTION`), as Spark's do.
  * - Writes: the schema Spark's `SchemaConverters.toAvroType` gives (or `avroSchema`), record name
- *   `recordName` in `recordNamespace`, one `.avro` file per task with the `compression` codec
- *   (snappy by default) and the `org.apache.spark.version` metadata Spark writes (so Spark reads
+ *   `recordName` in `recordNamespace`, one `.snappy.avro` file per task with the `compression`
+ *   codec (snappy by default; `.avro` uncompressed, `.deflate.avro`, `.zstandard.avro`) and the `org.apache.spark.version` metadata Spark writes (so Spark reads
  *   the dates as written, in the proleptic Gregorian calendar).
  *
  * @since 0.5.0
@@ -231,7 +231,8 @@ export const AvroWriterFormat: FileWriterFormat = {
           cause
         })
       return {
-        extension: ".avro",
+        // Spark 4.2 names the codec in the file name, as for Parquet: `.snappy.avro`, `.avro` uncompressed
+        extension: codec === "null" ? ".avro" : `.${lower}.avro`,
         write: (path, rows) =>
           Effect.gen(function* () {
             const records = yield* Effect.try({

@@ -264,7 +264,7 @@ describe("FileStreamSink", () => {
       const [textFile] = dataFiles(textOut, ".txt")
       assert.strictEqual(readText(path.join(textOut, textFile)), 'plain\na,b\nsay "hi"\n\n\n  padded \n')
       const [pqFile] = dataFiles(pqOut, ".snappy.parquet")
-      assert.match(pqFile, /^part-00000-.*-c000\.snappy\.parquet$/)
+      assert.match(pqFile, /^part-00000-.*[.-]c000\.snappy\.parquet$/)
       const back = yield* spark.read.parquet(pqOut)
       const rows = (yield* back.collect()) as ReadonlyArray<{ id: number; s: string | null }>
       assert.deepStrictEqual(

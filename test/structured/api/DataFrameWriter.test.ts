@@ -28,7 +28,7 @@ const files = (dir: string): Array<string> => tree(dir).filter((p) => fs.statSyn
 
 const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 const part = (ext: string, counter = "000"): RegExp =>
-  new RegExp(`^part-00000-${UUID}-c${counter}${ext.replace(/\./g, "\\.")}$`)
+  new RegExp(`^part-00000-${UUID}[.-]c${counter}${ext.replace(/\./g, "\\.")}$`)
 
 const Sale = Schema.Struct({ day: Schema.NullOr(Schema.String), shop: Schema.String, amount: Schema.Int })
 const sales = [
@@ -163,6 +163,9 @@ describe("DataFrameWriter", () => {
         "day=a%2Fb%3Ac"
       ])
       assert.strictEqual(files(path.join(out, "day=2024-05-01")).length, 1)
+      // one job: every part file carries the job's UUID, as Spark's HadoopMapReduceCommitProtocol names them
+      const uuids = new Set(files(out).filter((n) => n.includes("part-")).map((n) => /part-00000-([0-9a-f-]{36})/.exec(n)![1]))
+      assert.strictEqual(uuids.size, 1)
       assert.match(files(path.join(out, "day=2024-05-01"))[0], part(".snappy.parquet"))
       const back = yield* (yield* spark.read.parquet(out)).collect()
       // partition columns come last; the null and empty values read back as null
