@@ -1,3 +1,4 @@
+/// <reference path="./snappyjs.d.ts" />
 /**
  * The block codecs of Avro object container files, by the names Avro writes in `avro.codec`:
  * `null`, `deflate` (raw DEFLATE, `node:zlib`), `snappy` (a raw Snappy block from `snappyjs`
