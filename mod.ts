@@ -23,6 +23,7 @@
  * @since 0.1.0
  */
 import { registerConsoleSink } from "./connectors/console/mod.ts"
+import { AvroFunctionsCodec } from "./connectors/files/avro/AvroFunctionsCodec.ts"
 import { registerFileFormats } from "./connectors/files/mod.ts"
 import { registerKafkaContinuous } from "./connectors/kafka/KafkaContinuousSource.ts"
 import { registerKafka } from "./connectors/kafka/mod.ts"
@@ -31,6 +32,7 @@ import { registerNoopSink } from "./connectors/noop/mod.ts"
 import { registerRate } from "./connectors/rate/mod.ts"
 import { registerSocket } from "./connectors/socket/mod.ts"
 import { registerSparkConnect } from "./connect/mod.ts"
+import { registerAvroCodec } from "./core/functions/AvroFunctions.ts"
 
 // One line per connector: each registers its formats under Spark's names.
 registerFileFormats()
@@ -41,6 +43,8 @@ registerMemorySink()
 registerNoopSink()
 registerKafka()
 registerKafkaContinuous()
+// The Avro library behind F.from_avro / F.to_avro (core holds none).
+registerAvroCodec(AvroFunctionsCodec)
 // The Spark Connect backend of `Session.layer({ remote: "sc://…" })`.
 registerSparkConnect()
 

@@ -19,6 +19,7 @@ export const failingBackend = (address: string, error: ConnectorError): RemoteBa
     execute: fail,
     schema: fail,
     explain: fail,
+    write: fail,
     startQuery: fail,
     streams: { active: fail, get: fail, awaitAnyTermination: fail, resetTerminated: fail },
     conf: { get: fail, set: fail, unset: fail, getAll: fail },

@@ -18,6 +18,7 @@ import { type LogicalPlan, newPlanId } from "../core/LogicalPlan.ts"
 import {
   REMOTE_RELATION_FORMAT,
   type RemoteBackend,
+  type RemoteBatchWriteSpec,
   type RemoteFactory,
   type RemoteResult
 } from "../structured/api/Remote.ts"
@@ -26,7 +27,7 @@ import { decodeBatches } from "./Arrow.ts"
 import * as Client from "./Client.ts"
 import { failingBackend } from "./FailingBackend.ts"
 import { AnalyzePlanRequest_Explain_ExplainMode, type Plan, PlanSchema } from "./gen/spark/connect/base_pb.ts"
-import { CommandSchema } from "./gen/spark/connect/commands_pb.ts"
+import { CommandSchema, WriteOperation_SaveMode, WriteOperationSchema } from "./gen/spark/connect/commands_pb.ts"
 import type { Expression } from "./gen/spark/connect/expressions_pb.ts"
 import { type Relation, RelationSchema } from "./gen/spark/connect/relations_pb.ts"
 import { dispatchStarted, type ListenerBus, makeListenerBus } from "./RemoteListeners.ts"
@@ -35,6 +36,34 @@ import { type TranslateContext, translateExpression, translatePlan } from "./Tra
 import { fromSparkSchema } from "./Types.ts"
 
 const rootPlan = (relation: Relation): Plan => create(PlanSchema, { opType: { case: "root", value: relation } })
+
+/** pyspark's `DataFrameWriter.mode` as Spark Connect's `WriteOperation.SaveMode`. */
+const SAVE_MODES = {
+  append: WriteOperation_SaveMode.APPEND,
+  overwrite: WriteOperation_SaveMode.OVERWRITE,
+  error: WriteOperation_SaveMode.ERROR_IF_EXISTS,
+  ignore: WriteOperation_SaveMode.IGNORE
+} as const
+
+/**
+ * `df.write…save(path)` as Spark Connect's `WriteOperation` command (as pyspark's Connect
+ * `DataFrameWriter` builds it): the relation, the format as `source`, the path as `save_type`
+ * (none when the options carry it or the format needs none), the mode, options and partitioning.
+ */
+export const writeOperationCommand = (relation: Relation, spec: RemoteBatchWriteSpec) =>
+  create(CommandSchema, {
+    commandType: {
+      case: "writeOperation",
+      value: create(WriteOperationSchema, {
+        input: relation,
+        source: spec.format,
+        saveType: spec.path === undefined ? { case: undefined } : { case: "path", value: spec.path },
+        mode: SAVE_MODES[spec.mode],
+        options: { ...spec.options },
+        partitioningColumns: [...spec.partitionColumns]
+      })
+    }
+  })
 
 const INT_MIN = -2147483648
 const INT_MAX = 2147483647
@@ -118,6 +147,13 @@ export const backend = (
       return decoded
     })
 
+  const write = (plan: LogicalPlan, spec: RemoteBatchWriteSpec) =>
+    Effect.gen(function* () {
+      const relation = yield* translated(plan)
+      const command = writeOperationCommand(relation, spec)
+      yield* client.execute(create(PlanSchema, { opType: { case: "command", value: command } }))
+    })
+
   const schema = (plan: LogicalPlan) =>
     Effect.gen(function* () {
       const relation = yield* translated(plan)
@@ -165,6 +201,7 @@ export const backend = (
     execute,
     schema,
     explain,
+    write,
     startQuery: (plan, spec) =>
       Effect.gen(function* () {
         const relation = yield* translated(plan)

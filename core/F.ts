@@ -185,4 +185,57 @@ export const typeOf = (name: string): T.DataType | undefined => T.parseTypeStrin
 export { col, lit }
 export const column = col
 
+/**
+ * `from_avro(data, jsonFormatSchema, options?)`: decodes the Avro binary value of a column (a
+ * Kafka value, say) with the writer schema `jsonFormatSchema`, as Spark's `from_avro`. Options:
+ * `mode` `FAILFAST` (default: a malformed value fails the query with Spark's error) or
+ * `PERMISSIVE` (it reads as null); `avroSchema` (an evolved reader schema); `datetimeRebaseMode`.
+ * The result type is Spark's for the schema (records as structs, unions of null and one type as
+ * nullable, other unions as `struct<member0, …>`).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary"
+ * const schema = JSON.stringify({ type: "record", name: "User", fields: [{ name: "name", type: "string" }] })
+ * const users = F.from_avro("value", schema, { mode: "PERMISSIVE" }).as("user")
+ * ```
+ * @since 0.5.0
+ */
+export const from_avro = <const C extends ColumnOrName>(
+  data: C,
+  jsonFormatSchema: string,
+  options?: Readonly<Record<string, string>>
+): Column<unknown, `from_avro(${NameOf<C>})`> => {
+  const args: Array<E.Expression> = [toColumnExpr(data), lit(jsonFormatSchema).expr]
+  if (options !== undefined && Object.keys(options).length > 0) {
+    // the map literal Spark Connect sends (pyspark's `_options_to_col`)
+    const kv = Object.entries(options).flatMap(([k, v]) => [lit(k).expr, lit(String(v)).expr])
+    args.push({ _tag: "ScalarFunction", name: "map", args: kv, dataType: undefined })
+  }
+  return new Column({ _tag: "ScalarFunction", name: "from_avro", args, dataType: undefined })
+}
+
+/**
+ * `to_avro(data, jsonFormatSchema?)`: the Avro binary encoding of a column's values, with the
+ * schema Spark derives from the column's type (a nullable column as the union `[type, "null"]`)
+ * or the one given, as Spark's `to_avro`.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary"
+ * const value = F.to_avro(F.struct("name", "age")).as("value")
+ * ```
+ * @since 0.5.0
+ */
+export const to_avro = <const C extends ColumnOrName>(
+  data: C,
+  jsonFormatSchema?: string
+): Column<Uint8Array, `to_avro(${NameOf<C>})`> =>
+  new Column({
+    _tag: "ScalarFunction",
+    name: "to_avro",
+    args: jsonFormatSchema === undefined ? [toColumnExpr(data)] : [toColumnExpr(data), lit(jsonFormatSchema).expr],
+    dataType: undefined
+  })
+
 export * from "./functions/ScalarFunctions.ts"

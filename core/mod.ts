@@ -17,7 +17,13 @@ export {
   StreamingQueryError
 } from "./Errors.ts"
 export * as F from "./F.ts"
-export { type BatchFormat, registerBatchFormat } from "./Formats.ts"
+export {
+  type BatchFormat,
+  type BatchWriteFormat,
+  type BatchWriteRequest,
+  registerBatchFormat,
+  registerBatchWriteFormat
+} from "./Formats.ts"
 export { structTypeOf } from "./RowSchema.ts"
 export type { MicroBatchSource, OutputMode, ReadLimit, Sink, SinkFormat, SourceFormat } from "./Streaming.ts"
 export { registerSinkFormat, registerSourceFormat } from "./Streaming.ts"

@@ -5,6 +5,7 @@
  */
 export { DataFrame, type MapRow } from "./api/DataFrame.ts"
 export { DataFrameReader, type SchemaInput } from "./api/DataFrameReader.ts"
+export { DataFrameWriter, type SaveMode, type WriteFormat } from "./api/DataFrameWriter.ts"
 export { GroupedData } from "./api/GroupedData.ts"
 export {
   type ExpiredTimerInfo,

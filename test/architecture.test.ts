@@ -6,8 +6,8 @@
  *
  * - `core/` imports only `effect` and core files (no `node:` modules, no other npm packages).
  * - `state/` imports core, state, `effect`, `@duckdb/node-api` and `node:` built-ins.
- * - `connectors/` imports core, state, `effect`, `@duckdb/node-api`, `kafkajs` and `node:`
- *   built-ins; a connector folder imports only its own files and the shared helpers directly
+ * - `connectors/` imports core, state, `effect`, `@duckdb/node-api`, `kafkajs`, `avsc` and
+ *   `snappyjs` (the Avro format) and `node:` built-ins; a connector folder imports only its own files and the shared helpers directly
  *   under `connectors/`, never another connector.
  * - `structured/` imports core, state, structured, `effect` and `node:` built-ins, never connectors.
  * - `dstream/` imports core, state, dstream, `effect`, `node:` built-ins and `structured/` only
@@ -42,7 +42,7 @@ const COMPOSITION_ROOTS = new Set(["mod.ts", "dstream/mod.ts", "bin/tributary.ts
 const PACKAGES: Record<LibraryArea, ReadonlySet<string>> = {
   core: new Set(["effect"]),
   state: new Set(["effect", "@duckdb/node-api"]),
-  connectors: new Set(["effect", "@duckdb/node-api", "kafkajs"]),
+  connectors: new Set(["effect", "@duckdb/node-api", "kafkajs", "avsc", "snappyjs"]),
   structured: new Set(["effect"]),
   dstream: new Set(["effect"]),
   connect: new Set(["effect", "@bufbuild/protobuf", "@connectrpc/connect", "@connectrpc/connect-node", "apache-arrow"])
@@ -334,6 +334,8 @@ describe("architecture rules (self-check on synthetic imports)", () => {
       ["state/FileStateStore.ts", "node:fs/promises"],
       ["state/StateStore.ts", "../core/Errors.ts"],
       ["connectors/kafka/KafkaSource.ts", "kafkajs"],
+      ["connectors/files/avro/AvroSchema.ts", "avsc"],
+      ["connectors/files/avro/AvroSchema.ts", "../FileSource.ts"],
       ["connectors/kafka/KafkaSource.ts", "./KafkaOptions.ts"],
       ["connectors/kafka/KafkaSource.ts", "../Shared.ts"],
       ["connectors/files/FileSink.ts", "../../state/StateStore.ts"],
@@ -358,6 +360,8 @@ describe("architecture rules (self-check on synthetic imports)", () => {
       ["core/Column.ts", "./Expression.js", 'must end in ".ts"'],
       ["state/StateStore.ts", "../connectors/memory/MemorySink.ts", "state/ may import only core/, state/"],
       ["state/StateStore.ts", "kafkajs", "state/ may import only the npm packages"],
+      ["core/functions/AvroFunctions.ts", "avsc", "core/ may import only the npm packages effect"],
+      ["structured/api/DataFrameWriter.ts", "avsc", "structured/ may import only the npm packages effect"],
       ["connectors/kafka/KafkaSource.ts", "../files/FileSource.ts", "the kafka connector may import only its own"],
       ["connectors/Shared.ts", "./memory/MemoryStream.ts", "must not depend on a connector folder"],
       ["connectors/kafka/KafkaSource.ts", "../../structured/api/Session.ts", "connectors/ may import only"],

@@ -64,7 +64,11 @@ export interface FileWriter {
 /** A format's writer, prepared once per query for the data columns (partition columns removed). */
 export interface FileWriterFormat {
   readonly name: string
-  readonly prepare: (dataSchema: T.StructType, options: Options) => Effect.Effect<FileWriter, AnalysisError>
+  readonly prepare: (
+    dataSchema: T.StructType,
+    options: Options,
+    conf?: ReadonlyMap<string, string>
+  ) => Effect.Effect<FileWriter, AnalysisError>
 }
 
 const invalidOption = (format: string, key: string, value: string, why: string): AnalysisError =>

@@ -9,6 +9,7 @@ import "./MathFunctions.ts"
 import "./DatetimeFunctions.ts"
 import "./CollectionFunctions.ts"
 import "./MiscFunctions.ts"
+import "./AvroFunctions.ts"
 
 export { lookup, names, register } from "./Registry.ts"
 export type { Evaluator, Resolution, ScalarFunctionDef } from "./Registry.ts"

@@ -36,6 +36,7 @@ import { type InternalRow, rowsToExternal } from "../../core/Row.ts"
 import { isStructSchema, structTypeOf } from "../../core/RowSchema.ts"
 import * as Analyzer from "../../core/Analyzer.ts"
 import * as QE from "../execution/QueryExecution.ts"
+import { DataFrameWriter } from "./DataFrameWriter.ts"
 import { DataStreamWriter } from "./DataStreamWriter.ts"
 import { GroupedData } from "./GroupedData.ts"
 import { KeyValueGroupedDataset } from "./KeyValueGroupedDataset.ts"
@@ -484,6 +485,11 @@ export class DataFrame<R = Row> {
   /** Returns this DataFrame (see `repartition`). */
   coalesce(_numPartitions: number): DataFrame<R> {
     return this
+  }
+
+  /** The writer that saves this batch DataFrame (`write.format("parquet").mode("overwrite").save(path)`). */
+  get write(): DataFrameWriter<R> {
+    return new DataFrameWriter(this)
   }
 
   /** The writer that starts this streaming DataFrame as a query (`writeStream.format(...).start()`). */

@@ -248,7 +248,7 @@ export class DataStreamWriter<R> {
 export const LEGACY_PATH_OPTION = "spark.sql.legacy.pathOptionBehavior.enabled"
 
 /** Sinks Spark writes through its V1 `FileStreamSink`, which has no continuous writes. */
-const CONTINUOUS_UNSUPPORTED_SINKS: ReadonlySet<string> = new Set(["json", "csv", "parquet", "text", "orc"])
+const CONTINUOUS_UNSUPPORTED_SINKS: ReadonlySet<string> = new Set(["json", "csv", "parquet", "text", "orc", "avro"])
 
 const optionOf = (options: Readonly<Record<string, string>>, key: string): string | undefined => {
   const k = key.toLowerCase()

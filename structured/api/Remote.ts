@@ -13,6 +13,7 @@
 import { Effect, type Scope } from "effect"
 import type * as T from "../../core/DataType.ts"
 import type { AnalysisError, ConnectorError, StreamingQueryError } from "../../core/Errors.ts"
+import type { SaveMode } from "../../core/Formats.ts"
 import type { LogicalPlan } from "../../core/LogicalPlan.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { Trigger } from "../../core/Trigger.ts"
@@ -31,6 +32,17 @@ export interface RemoteWriteSpec {
   /** Set when the writer has a JavaScript `foreachBatch` / `foreach`: these cannot cross. */
   readonly hasForeachBatch: boolean
   readonly hasForeach: boolean
+}
+
+/** What `df.write…save(path?)` asks the remote to run (Spark Connect's `WriteOperation`). */
+export interface RemoteBatchWriteSpec {
+  /** The format (`source`); `undefined` leaves it to Spark's `spark.sql.sources.default`. */
+  readonly format: string | undefined
+  readonly mode: SaveMode
+  /** The output path; `undefined` when only the options (or nothing) give it. */
+  readonly path: string | undefined
+  readonly options: Readonly<Record<string, string>>
+  readonly partitionColumns: ReadonlyArray<string>
 }
 
 /** A batch result: Spark's schema and the rows in tributary's internal representation. */
@@ -58,6 +70,8 @@ export interface RemoteBackend {
   readonly schema: (plan: LogicalPlan) => Effect.Effect<T.StructType, RemoteError>
   /** Spark's `explain` text (`AnalyzePlan` explain; `extended` gives all four plans). */
   readonly explain: (plan: LogicalPlan, extended: boolean) => Effect.Effect<string, RemoteError>
+  /** Runs a batch write (`WriteOperation`) of the plan's rows on Spark. */
+  readonly write: (plan: LogicalPlan, spec: RemoteBatchWriteSpec) => Effect.Effect<void, RemoteError>
   /** Starts a streaming query (`WriteStreamOperationStart`) and returns its handle. */
   readonly startQuery: (plan: LogicalPlan, spec: RemoteWriteSpec) => Effect.Effect<StreamingQuery, RemoteError>
   readonly streams: RemoteStreams

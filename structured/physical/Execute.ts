@@ -95,7 +95,11 @@ export const execute: {
   ): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
   (plan: P.SparkPlan, ctx: ExecContext): Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError | StateStoreError>
 } = (plan: P.SparkPlan, ctx: ExecContext): Effect.Effect<ReadonlyArray<InternalRow>, never> =>
-  run(plan, ctx, { currentTimestampMs: ctx.currentTimestampMs }) as Effect.Effect<ReadonlyArray<InternalRow>, never>
+  run(plan, ctx, { currentTimestampMs: ctx.currentTimestampMs }).pipe(
+    // An expression that fails on bad input (`from_avro` in FAILFAST mode) throws a typed
+    // `ConnectorError` from inside an operator's loop: it fails the batch, it is not a defect.
+    Effect.catchDefect((d) => (d instanceof ConnectorError ? Effect.fail(d) : Effect.die(d)))
+  ) as Effect.Effect<ReadonlyArray<InternalRow>, never>
 
 /** A stateful operator reached without a `StatefulContext`: a bug in the caller. */
 const noStatefulContext = (

@@ -122,3 +122,48 @@ Deno.test("show() prints Spark's table", async () => {
   )
   assert.equal(lines.join("\n"), "+-----+---+\n| word|  n|\n+-----+---+\n|hello|  2|\n+-----+---+\n")
 })
+
+Deno.test("df.write and the avro format (avsc, snappyjs, node:zlib) run under Deno", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "tributary-deno-avro-"))
+  try {
+    const rows = await run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const df = spark.createDataFrame(
+          [
+            { k: "a", v: 1, at: new Date(5) },
+            { k: "b", v: 2, at: new Date(6) }
+          ],
+          Schema.Struct({ k: Schema.String, v: Schema.Int, at: Schema.Date })
+        )
+        for (const codec of ["snappy", "deflate", "zstandard", "uncompressed"]) {
+          yield* df.write.option("compression", codec).partitionBy("k").avro(join(dir, codec))
+        }
+        yield* df.write.json(join(dir, "json"))
+        const encoded = df.select(F.to_avro(F.struct("k", "v")).as("value"))
+        const schema = JSON.stringify({
+          type: "record",
+          name: "topLevelRecord",
+          fields: [
+            { name: "k", type: "string" },
+            { name: "v", type: "long" }
+          ]
+        })
+        const decoded = yield* encoded.select(F.from_avro("value", schema).as("r")).collect()
+        assert.deepEqual(decoded, [{ r: { k: "a", v: 1 } }, { r: { k: "b", v: 2 } }])
+        const counts: Array<number> = []
+        for (const codec of ["snappy", "deflate", "zstandard", "uncompressed"]) {
+          counts.push(yield* (yield* spark.read.format("avro").load(join(dir, codec))).count())
+        }
+        assert.deepEqual(counts, [2, 2, 2, 2])
+        return yield* (yield* spark.read.format("avro").load(join(dir, "snappy"))).orderBy("v").collect()
+      })
+    )
+    assert.deepEqual(rows, [
+      { v: 1, at: new Date(5), k: "a" },
+      { v: 2, at: new Date(6), k: "b" }
+    ])
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})

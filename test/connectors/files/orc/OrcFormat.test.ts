@@ -415,7 +415,7 @@ describe("streaming", () => {
       yield* q.stop()
       const files = fs.readdirSync(out).filter((f) => f.endsWith(".orc"))
       assert.strictEqual(files.length, 2)
-      for (const f of files) assert.match(f, /^part-00000-[0-9a-f-]{36}\.c000\.snappy\.orc$/)
+      for (const f of files) assert.match(f, /^part-00000-[0-9a-f-]{36}-c000\.snappy\.orc$/)
       const batch = yield* spark.read.orc(out)
       const rows = yield* batch.orderBy("id").collect()
       assert.deepStrictEqual(rows, [
