@@ -48,6 +48,19 @@ export const q7: NexmarkQuery = {
   },
   // A bid is joined once the watermark closes its window (or the window ending at it).
   isFinal: (row, watermarkMs) => Math.floor((row.dateTime as Date).getTime() / SIZE_MS) * SIZE_MS + SIZE_MS <= watermarkMs,
+  // Flink's SQL: the maxima joined back on the price and the time range [window_end - 10 s, window_end].
+  reference: (events: Frame) => {
+    const bids = bid(events)
+    const maxima = bids
+      .groupBy(F.window("dateTime", "10 seconds"))
+      .agg(F.max("price").as("maxprice"))
+      .select(F.col("maxprice"), F.col("window.end").as("window_end"))
+    const t = F.unix_millis(F.col("dateTime"))
+    const end = F.unix_millis(F.col("window_end"))
+    return bids
+      .join(maxima, F.col("price").eq(F.col("maxprice")).and(t.geq(end.minus(SIZE_MS))).and(t.leq(end)), "inner")
+      .select(F.col("auction"), F.col("price"), F.col("bidder"), F.col("dateTime"), F.col("extra"))
+  },
   difference:
     "the maxima are joined back on the window (and the window ending at the bid, for a bid exactly on a boundary) instead of Flink's time range on window_end, so that the watermark bounds the join's state; the rows are the same."
 }
