@@ -9,12 +9,12 @@
  * clock's schedule.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { F, type Row, Session, Trigger } from "../../../mod.ts"
-import { AdvanceClock, AssertOnQuery, CheckAnswer, StartStream, testStream } from "../../../structured/testing.ts"
+import { F, MemoryStream, type Row, Session, Trigger } from "../../../mod.ts"
+import { AddData, AdvanceClock, AssertOnQuery, CheckAnswer, StartStream, testStream } from "../../../structured/testing.ts"
 import type { Frame, NexmarkQuery } from "../../../bench/nexmark/Nexmark.ts"
 import { q0 } from "../../../bench/nexmark/q0.ts"
 import { q1 } from "../../../bench/nexmark/q1.ts"
@@ -26,6 +26,49 @@ import { q7 } from "../../../bench/nexmark/q7.ts"
 import { q8 } from "../../../bench/nexmark/q8.ts"
 import { q11 } from "../../../bench/nexmark/q11.ts"
 import { q12 } from "../../../bench/nexmark/q12.ts"
+
+/** The Nexmark table as an Effect Schema (longs as `Schema.Int`), for hand-made events. */
+const NexmarkEvent = Schema.Struct({
+  event_type: Schema.Int,
+  person: Schema.NullOr(
+    Schema.Struct({
+      id: Schema.Int,
+      name: Schema.String,
+      emailAddress: Schema.String,
+      creditCard: Schema.String,
+      city: Schema.String,
+      state: Schema.String,
+      dateTime: Schema.Date,
+      extra: Schema.String
+    })
+  ),
+  auction: Schema.NullOr(
+    Schema.Struct({
+      id: Schema.Int,
+      itemName: Schema.String,
+      description: Schema.String,
+      initialBid: Schema.Int,
+      reserve: Schema.Int,
+      dateTime: Schema.Date,
+      expires: Schema.Date,
+      seller: Schema.Int,
+      category: Schema.Int,
+      extra: Schema.String
+    })
+  ),
+  bid: Schema.NullOr(
+    Schema.Struct({
+      auction: Schema.Int,
+      bidder: Schema.Int,
+      price: Schema.Int,
+      channel: Schema.String,
+      url: Schema.String,
+      dateTime: Schema.Date,
+      extra: Schema.String
+    })
+  ),
+  dateTime: Schema.Date
+})
 
 const tempDir = Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "tributary-nexmark-q-")))
 
@@ -152,5 +195,40 @@ describe("Nexmark queries: streaming answer = batch answer over the same events"
         )
       ])
     }).pipe(Effect.provide(Session.layer())), 120_000
+  )
+
+  it.effect("q7: a bid exactly at a window's end also matches that window's maximum, as Flink's BETWEEN does", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const input = yield* MemoryStream.make(NexmarkEvent)
+      const at = (ms: number, price: number, auction: number) => ({
+        event_type: 2,
+        person: null,
+        auction: null,
+        bid: { auction, bidder: 7, price, channel: "Google", url: "u", dateTime: new Date(ms), extra: "" },
+        dateTime: new Date(ms)
+      })
+      const events = [
+        at(1_000, 500, 1), // the maximum of [0 s, 10 s)
+        at(2_000, 100, 2),
+        at(10_000, 500, 3), // in [10 s, 20 s), at the end of [0 s, 10 s) with its maximum price
+        at(12_000, 700, 4), // the maximum of [10 s, 20 s)
+        at(40_000, 1, 5) // moves the watermark to 36 s
+      ]
+      const row = (e: ReturnType<typeof at>) => ({
+        auction: e.bid.auction,
+        price: e.bid.price,
+        bidder: 7,
+        dateTime: e.dateTime,
+        extra: ""
+      })
+      const reference = yield* q7.reference!(spark.createDataFrame(events, NexmarkEvent) as Frame).collect()
+      // Flink: [0 s, 10 s] at 500, [10 s, 20 s] at 700, [40 s, 50 s] at 1 (the bid at 2 s is not a maximum)
+      assert.deepStrictEqual(multiset(reference), multiset([events[0], events[2], events[3], events[4]].map(row)))
+      yield* testStream(q7.build(input.toDF() as Frame), "append", [
+        AddData(input, ...events),
+        CheckAnswer(row(events[0]), row(events[2]), row(events[3]))
+      ])
+    }).pipe(Effect.provide(Session.layer()))
   )
 })
