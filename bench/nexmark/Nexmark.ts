@@ -81,7 +81,7 @@ export interface QueryOptions {
    * q12's processing time (default `current_timestamp()`, the micro-batch's timestamp). A test
    * gives a column computed from the events, to run the same program as a batch.
    */
-  readonly processingTime?: Column<any, any>
+  readonly processingTime?: Column<Date, string>
 }
 
 /** One Nexmark query as a tributary DataFrame program. */
