@@ -3,7 +3,10 @@
  * their share of all samples, and the same grouped by source file.
  *
  *   NEXMARK_QUERIES=q5 BENCH_ENGINES=generator node --cpu-prof --cpu-prof-dir=prof bench/nexmark/run.ts
- *   node bench/nexmark/topFrames.ts prof [how many, default 25]
+ *   node bench/nexmark/topFrames.ts prof [how many, default 25] [seconds to skip, default 0]
+ *
+ * The seconds to skip leave out the start of the profile (loading the modules, starting the
+ * session, the warm-up run), so that the timed runs dominate.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
@@ -18,7 +21,7 @@ interface Profile {
   readonly timeDeltas: ReadonlyArray<number>
 }
 
-const [dir, howMany = "25"] = process.argv.slice(2)
+const [dir, howMany = "25", skip = "0"] = process.argv.slice(2)
 if (dir === undefined) throw new Error("usage: topFrames.ts <dir with .cpuprofile files> [how many]")
 const files = readdirSync(dir)
   .filter((f) => f.endsWith(".cpuprofile"))
@@ -30,8 +33,12 @@ const byId = new Map(profile.nodes.map((n) => [n.id, n]))
 const selfTime = new Map<string, number>()
 const byFile = new Map<string, number>()
 let total = 0
+let elapsed = 0
+const skipUs = Number(skip) * 1e6
 for (let i = 0; i < profile.samples.length; i++) {
   const dt = profile.timeDeltas[i] ?? 0
+  elapsed += dt
+  if (elapsed < skipUs) continue
   total += dt
   const node = byId.get(profile.samples[i])
   if (node === undefined) continue
@@ -42,7 +49,7 @@ for (let i = 0; i < profile.samples.length; i++) {
   byFile.set(file, (byFile.get(file) ?? 0) + dt)
 }
 const pct = (t: number) => `${((t / total) * 100).toFixed(1).padStart(5)}%`
-console.log(`${files[0]}: ${(total / 1e6).toFixed(1)} s sampled`)
+console.log(`${files[0]}: ${(total / 1e6).toFixed(1)} s sampled (after the first ${skip} s)`)
 console.log("self time by function:")
 for (const [k, t] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, Number(howMany))) console.log(`  ${pct(t)}  ${k}`)
 console.log("self time by file:")
