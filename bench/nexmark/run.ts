@@ -138,6 +138,8 @@ interface Run {
   readonly cpuMs: number | undefined
   readonly batches: number
   readonly inputRows: number
+  /** Progress `durationMs` summed over the batches, by phase. */
+  readonly phases: Readonly<Record<string, number>>
 }
 
 type Source = { readonly _tag: "generator"; readonly events: number } | { readonly _tag: "files"; readonly dir: string }
@@ -191,7 +193,10 @@ const runOnce = (query: NexmarkQuery, source: Source, checkpoint: string, cpu: (
       return yield* Effect.die(new RunFailed(`timed out after ${TIMEOUT_MS / 1000} s`))
     }
     const progress = yield* handle.recentProgress()
+    const phases: Record<string, number> = {}
+    for (const p of progress) for (const [k, v] of Object.entries(p.durationMs)) phases[k] = (phases[k] ?? 0) + v
     return {
+      phases,
       ms,
       cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0,
       batches: progress.length,
@@ -349,11 +354,20 @@ try {
       )
     }
     results.set(query.name, row)
+    const phaseLine = (label: string, r: Result | undefined) => {
+      if (r?.best === undefined) return
+      const order = ["latestOffset", "getBatch", "queryPlanning", "walCommit", "addBatch", "commitOffsets", "triggerExecution"]
+      const parts = order.filter((k) => r.best!.phases[k] !== undefined).map((k) => `${k} ${r.best!.phases[k].toFixed(0)}`)
+      console.log(`       ${label}: ${r.best.batches} batches; by phase (ms): ${parts.join(", ")}`)
+    }
     const runs = (r: Result | undefined) => (r?.best === undefined ? "" : ` (runs ${r.all.map((x) => x.toFixed(0)).join(", ")} ms)`)
     console.log(
       `  ${query.name.padEnd(4)} ${query.title}: generator ${fmtRate(row.generator)}${runs(row.generator)}, ` +
         `files ${fmtRate(row.files)}${runs(row.files)}, Spark ${fmtRate(row.spark)}${runs(row.spark)}`
     )
+    phaseLine("generator", row.generator)
+    phaseLine("files", row.files)
+    phaseLine("Spark", row.spark)
   }
 } finally {
   server?.stop()
