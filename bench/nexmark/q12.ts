@@ -25,7 +25,12 @@ export const q12: NexmarkQuery = {
     return timed
       .groupBy(F.col("bidder"), F.window("p_time", "10 seconds"))
       .agg(F.count("*").as("bid_count"))
-      .select(F.col("bidder"), F.col("bid_count"), F.col("window.start").as("starttime"), F.col("window.end").as("endtime"))
+      .select(
+        F.col("bidder"),
+        F.col("bid_count"),
+        F.col("window.start").as("starttime"),
+        F.col("window.end").as("endtime")
+      )
   },
   isFinal: (row, watermarkMs) => (row.endtime as Date).getTime() <= watermarkMs,
   difference:

@@ -10,8 +10,5 @@ export const q2: NexmarkQuery = {
   name: "q2",
   title: "selection",
   outputMode: "append",
-  build: (events: Frame) =>
-    bid(events)
-      .where(F.col("auction").mod(123).eq(0))
-      .select(F.col("auction"), F.col("price"))
+  build: (events: Frame) => bid(events).where(F.col("auction").mod(123).eq(0)).select(F.col("auction"), F.col("price"))
 }

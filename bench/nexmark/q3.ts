@@ -17,9 +17,7 @@ export const q3: NexmarkQuery = {
   title: "local item suggestion",
   outputMode: "append",
   build: (events: Frame) => {
-    const a = auction(events)
-      .where(F.col("category").eq(10))
-      .select(F.col("id").as("a_id"), F.col("seller"))
+    const a = auction(events).where(F.col("category").eq(10)).select(F.col("id").as("a_id"), F.col("seller"))
     const p = person(events)
       .where(F.col("state").isin("OR", "ID", "CA"))
       .select(F.col("id").as("p_id"), F.col("name"), F.col("city"), F.col("state"))

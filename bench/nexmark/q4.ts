@@ -27,8 +27,12 @@ export const q4: NexmarkQuery = {
   title: "average price per category",
   outputMode: "append",
   build: (events: Frame) => {
-    const auctions = auction(events)
-      .select(F.col("id").as("a_id"), F.col("category"), F.col("dateTime").as("a_time"), F.col("expires"))
+    const auctions = auction(events).select(
+      F.col("id").as("a_id"),
+      F.col("category"),
+      F.col("dateTime").as("a_time"),
+      F.col("expires")
+    )
     const timedAuctions = auctions.isStreaming ? auctions.withWatermark("expires", WATERMARK_DELAY) : auctions
     const bids = bid(withWatermark(events)).select(F.col("auction"), F.col("price"), F.col("dateTime").as("b_time"))
     return timedAuctions
@@ -45,7 +49,11 @@ export const q4: NexmarkQuery = {
       .select(F.col("a_id").as("id"), F.col("category"), F.col("expires"), F.col("final"))
   },
   isFinal: (row, watermarkMs) => (row.expires as Date).getTime() <= watermarkMs,
-  finish: (finals: Frame) => finals.groupBy(F.col("category")).agg(F.avg("final").as("final")).select(F.col("category").as("id"), F.col("final")),
+  finish: (finals: Frame) =>
+    finals
+      .groupBy(F.col("category"))
+      .agg(F.avg("final").as("final"))
+      .select(F.col("category").as("id"), F.col("final")),
   reference: (events: Frame) => {
     const a = auction(events)
     const b = bid(events).select(F.col("auction"), F.col("price"), F.col("dateTime").as("b_time"))

@@ -49,13 +49,14 @@ export const q5: NexmarkQuery = {
       .agg(F.count("*").as("num"))
     const maxima = counts.groupBy(F.col("window").as("m_window")).agg(F.max("num").as("maxn"))
     return counts
-      .join(maxima, F.col("window").eq(F.col("m_window")).and(F.col("num").geq(F.col("maxn"))), "inner")
-      .select(
-        F.col("auction"),
-        F.col("num"),
-        F.col("window.start").as("starttime"),
-        F.col("window.end").as("endtime")
+      .join(
+        maxima,
+        F.col("window")
+          .eq(F.col("m_window"))
+          .and(F.col("num").geq(F.col("maxn"))),
+        "inner"
       )
+      .select(F.col("auction"), F.col("num"), F.col("window.start").as("starttime"), F.col("window.end").as("endtime"))
   },
   difference:
     "the per-window maximum comes from a chained window aggregation (collect_list of the window's counts with max, then explode) instead of Flink's join of the counts with their maximum; the rows are the same, with the window's starttime and endtime kept beside Flink's auction and num."

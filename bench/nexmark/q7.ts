@@ -29,9 +29,7 @@ export const q7: NexmarkQuery = {
   outputMode: "append",
   build: (events: Frame) => {
     const bids = bid(withWatermark(events))
-    const maxima = bids
-      .groupBy(F.window("dateTime", "10 seconds").as("max_window"))
-      .agg(F.max("price").as("maxprice"))
+    const maxima = bids.groupBy(F.window("dateTime", "10 seconds").as("max_window")).agg(F.max("price").as("maxprice"))
     const t = F.unix_millis(F.col("dateTime"))
     const start = t.minus(t.mod(SIZE_MS))
     const own = F.struct(F.timestamp_millis(start).as("start"), F.timestamp_millis(start.plus(SIZE_MS)).as("end"))
@@ -43,11 +41,18 @@ export const q7: NexmarkQuery = {
       .select(F.col("*"), F.explode(F.array(own, ending)).as("bid_window"))
       .where(F.col("bid_window").isNotNull())
     return tagged
-      .join(maxima, F.col("bid_window").eq(F.col("max_window")).and(F.col("price").eq(F.col("maxprice"))), "inner")
+      .join(
+        maxima,
+        F.col("bid_window")
+          .eq(F.col("max_window"))
+          .and(F.col("price").eq(F.col("maxprice"))),
+        "inner"
+      )
       .select(F.col("auction"), F.col("price"), F.col("bidder"), F.col("dateTime"), F.col("extra"))
   },
   // A bid is joined once the watermark closes its window (or the window ending at it).
-  isFinal: (row, watermarkMs) => Math.floor((row.dateTime as Date).getTime() / SIZE_MS) * SIZE_MS + SIZE_MS <= watermarkMs,
+  isFinal: (row, watermarkMs) =>
+    Math.floor((row.dateTime as Date).getTime() / SIZE_MS) * SIZE_MS + SIZE_MS <= watermarkMs,
   // Flink's SQL: the maxima joined back on the price and the time range [window_end - 10 s, window_end].
   reference: (events: Frame) => {
     const bids = bid(events)
@@ -58,7 +63,14 @@ export const q7: NexmarkQuery = {
     const t = F.unix_millis(F.col("dateTime"))
     const end = F.unix_millis(F.col("window_end"))
     return bids
-      .join(maxima, F.col("price").eq(F.col("maxprice")).and(t.geq(end.minus(SIZE_MS))).and(t.leq(end)), "inner")
+      .join(
+        maxima,
+        F.col("price")
+          .eq(F.col("maxprice"))
+          .and(t.geq(end.minus(SIZE_MS)))
+          .and(t.leq(end)),
+        "inner"
+      )
       .select(F.col("auction"), F.col("price"), F.col("bidder"), F.col("dateTime"), F.col("extra"))
   },
   difference:

@@ -30,7 +30,13 @@ export const q8: NexmarkQuery = {
       .groupBy(F.col("seller"), F.window("dateTime", "10 seconds").as("a_window"))
       .agg(F.count("*").as("a_count"))
     return p
-      .join(a, F.col("id").eq(F.col("seller")).and(F.col("p_window").eq(F.col("a_window"))), "inner")
+      .join(
+        a,
+        F.col("id")
+          .eq(F.col("seller"))
+          .and(F.col("p_window").eq(F.col("a_window"))),
+        "inner"
+      )
       .select(F.col("id"), F.col("name"), F.col("p_window.start").as("stime"))
   },
   isFinal: (row, watermarkMs) => (row.stime as Date).getTime() + 10_000 <= watermarkMs

@@ -211,7 +211,12 @@ interface Result {
 }
 
 const message = (e: unknown): string => {
-  const m = e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
+  const m =
+    e instanceof Error
+      ? e.message
+      : typeof e === "object" && e !== null && "message" in e
+        ? String(e.message)
+        : String(e)
   return m.split("\n")[0].slice(0, 160)
 }
 
@@ -232,7 +237,8 @@ const measure = (
       const r = yield* runOnce(query, source, join(root, `${query.name}-${name}-run${i}`), cpu)
       // Spark counts the rows its file scan gives after the filters it pushes into it (JSON and
       // Parquet filter pushdown), once per scan of a self-join: its count is not the events'.
-      if (name !== "spark" && r.inputRows < N) return yield* Effect.die(new RunFailed(`read ${r.inputRows} events, not ${N}`))
+      if (name !== "spark" && r.inputRows < N)
+        return yield* Effect.die(new RunFailed(`read ${r.inputRows} events, not ${N}`))
       all.push(r.ms)
       if (best === undefined || r.ms < best.ms) best = r
     }
@@ -254,7 +260,10 @@ const sparkServer = (): { readonly address: string; readonly pid: number | undef
   const given = process.env.TRIBUTARY_SPARK_REMOTE
   if (given !== undefined && given !== "") return { address: given, pid: undefined, stop: () => {} }
   console.log("starting a Spark Connect server (scripts/spark-connect.sh start nexmark) …")
-  const out = execFileSync("bash", [script, "start", "nexmark"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
+  const out = execFileSync("bash", [script, "start", "nexmark"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"]
+  })
   const lines = out.trim().split("\n")
   const stateRoot = process.env.TRIBUTARY_SPARK_STATE ?? join(process.env.TMPDIR ?? "/tmp", "tributary-spark")
   let pid: number | undefined
@@ -282,7 +291,7 @@ const fmtRate = (r: Result | undefined): string => {
 const fmtRatio = (a: Result | undefined, b: Result | undefined): string =>
   a?.best !== undefined && b?.best !== undefined ? `${(b.best.ms / a.best.ms).toFixed(2)}×` : "—"
 const fmtCpu = (r: Result | undefined): string =>
-  r?.best?.cpuMs === undefined ? "—" : `${((N / r.best.cpuMs) * 1000 / 1e3).toFixed(0)} K/CPU-s`
+  r?.best?.cpuMs === undefined ? "—" : `${(((N / r.best.cpuMs) * 1000) / 1e3).toFixed(0)} K/CPU-s`
 
 const load = (): string =>
   loadavg()
@@ -304,7 +313,9 @@ if (ENGINES.has("files") || ENGINES.has("spark")) {
   const t0 = performance.now()
   await writeEvents(inputDir, N)
   await writeEvents(warmupDir, WARMUP_EVENTS)
-  console.log(`  events written as ${BATCHES} ${FORMAT} files in ${(performance.now() - t0).toFixed(0)} ms to ${inputDir}`)
+  console.log(
+    `  events written as ${BATCHES} ${FORMAT} files in ${(performance.now() - t0).toFixed(0)} ms to ${inputDir}`
+  )
 }
 
 /** The generator alone (after the queries, so that a CPU profile of them starts with them). */
@@ -328,39 +339,55 @@ try {
     const row: { generator?: Result; files?: Result; spark?: Result } = {}
     if (ENGINES.has("generator")) {
       row.generator = await Effect.runPromise(
-        measure(query, "generator", { _tag: "generator", events: WARMUP_EVENTS }, { _tag: "generator", events: N }, root, selfCpuMs).pipe(
-          Effect.provide(Session.layer())
-        )
+        measure(
+          query,
+          "generator",
+          { _tag: "generator", events: WARMUP_EVENTS },
+          { _tag: "generator", events: N },
+          root,
+          selfCpuMs
+        ).pipe(Effect.provide(Session.layer()))
       )
     }
     if (ENGINES.has("files")) {
       row.files = await Effect.runPromise(
-        measure(query, "files", { _tag: "files", dir: warmupDir }, { _tag: "files", dir: inputDir }, root, selfCpuMs).pipe(
-          Effect.provide(Session.layer())
-        )
+        measure(
+          query,
+          "files",
+          { _tag: "files", dir: warmupDir },
+          { _tag: "files", dir: inputDir },
+          root,
+          selfCpuMs
+        ).pipe(Effect.provide(Session.layer()))
       )
     }
     if (server !== undefined) {
       const pid = server.pid
       row.spark = await Effect.runPromise(
-        measure(
-          query,
-          "spark",
-          { _tag: "files", dir: warmupDir },
-          { _tag: "files", dir: inputDir },
-          root,
-          () => (pid === undefined ? undefined : procCpuMs(pid))
+        measure(query, "spark", { _tag: "files", dir: warmupDir }, { _tag: "files", dir: inputDir }, root, () =>
+          pid === undefined ? undefined : procCpuMs(pid)
         ).pipe(Effect.provide(Session.layer({ remote: server.address })))
       )
     }
     results.set(query.name, row)
     const phaseLine = (label: string, r: Result | undefined) => {
       if (r?.best === undefined) return
-      const order = ["latestOffset", "getBatch", "queryPlanning", "walCommit", "addBatch", "commitOffsets", "triggerExecution"]
-      const parts = order.filter((k) => r.best!.phases[k] !== undefined).map((k) => `${k} ${r.best!.phases[k].toFixed(0)}`)
+      const order = [
+        "latestOffset",
+        "getBatch",
+        "queryPlanning",
+        "walCommit",
+        "addBatch",
+        "commitOffsets",
+        "triggerExecution"
+      ]
+      const parts = order
+        .filter((k) => r.best!.phases[k] !== undefined)
+        .map((k) => `${k} ${r.best!.phases[k].toFixed(0)}`)
       console.log(`       ${label}: ${r.best.batches} batches; by phase (ms): ${parts.join(", ")}`)
     }
-    const runs = (r: Result | undefined) => (r?.best === undefined ? "" : ` (runs ${r.all.map((x) => x.toFixed(0)).join(", ")} ms)`)
+    const runs = (r: Result | undefined) =>
+      r?.best === undefined ? "" : ` (runs ${r.all.map((x) => x.toFixed(0)).join(", ")} ms)`
     console.log(
       `  ${query.name.padEnd(4)} ${query.title}: generator ${fmtRate(row.generator)}${runs(row.generator)}, ` +
         `files ${fmtRate(row.files)}${runs(row.files)}, Spark ${fmtRate(row.spark)}${runs(row.spark)}`

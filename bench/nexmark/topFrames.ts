@@ -43,7 +43,14 @@ for (let i = 0; i < profile.samples.length; i++) {
   const node = byId.get(profile.samples[i])
   if (node === undefined) continue
   const f = node.callFrame
-  const file = f.url === "" ? "(native)" : f.url.replace(/^file:\/\//, "").split("/").slice(-2).join("/")
+  const file =
+    f.url === ""
+      ? "(native)"
+      : f.url
+          .replace(/^file:\/\//, "")
+          .split("/")
+          .slice(-2)
+          .join("/")
   const key = `${f.functionName || "(anonymous)"}  ${file}:${f.lineNumber + 1}`
   selfTime.set(key, (selfTime.get(key) ?? 0) + dt)
   byFile.set(file, (byFile.get(file) ?? 0) + dt)
@@ -51,6 +58,7 @@ for (let i = 0; i < profile.samples.length; i++) {
 const pct = (t: number) => `${((t / total) * 100).toFixed(1).padStart(5)}%`
 console.log(`${files[0]}: ${(total / 1e6).toFixed(1)} s sampled (after the first ${skip} s)`)
 console.log("self time by function:")
-for (const [k, t] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, Number(howMany))) console.log(`  ${pct(t)}  ${k}`)
+for (const [k, t] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, Number(howMany)))
+  console.log(`  ${pct(t)}  ${k}`)
 console.log("self time by file:")
 for (const [k, t] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${pct(t)}  ${k}`)

@@ -217,7 +217,9 @@ const makeSource = (options: NexmarkOptions, startMs: number | undefined): Micro
         const from = asCount(start)
         const to = asCount(end)
         if (from === undefined || to === undefined) {
-          return Effect.fail(offsetError(`Invalid nexmark source offsets ${JSON.stringify(start)} to ${JSON.stringify(end)}`))
+          return Effect.fail(
+            offsetError(`Invalid nexmark source offsets ${JSON.stringify(start)} to ${JSON.stringify(end)}`)
+          )
         }
         if (from > to) return Effect.fail(offsetError(`The nexmark batch starts at ${from}, after its end ${to}`))
         if (to - from > MAX_BATCH_EVENTS) {
@@ -303,7 +305,7 @@ const batchNeedsMaxEvents = (): AnalysisError =>
   new AnalysisError({
     reason: "InvalidArgument",
     message:
-      "The nexmark batch source needs the option maxEvents (how many events to generate), e.g. spark.read.format(\"nexmark\").option(\"maxEvents\", 100000).load()."
+      'The nexmark batch source needs the option maxEvents (how many events to generate), e.g. spark.read.format("nexmark").option("maxEvents", 100000).load().'
   })
 
 /**

@@ -16,7 +16,10 @@ Deno.test("the nexmark generator gives Beam's events", () => {
   const p = person[1] as ReadonlyArray<unknown>
   assert.deepEqual(p.slice(0, 6), [1000, "Peter Jones", "nhd@xcat.com", "7241 7320 9143 4888", "Portland", "WY"])
   const a = auction[2] as ReadonlyArray<unknown>
-  assert.deepEqual([a[0], a[1], a[3], a[4], a[6], a[7], a[8]], [1000, "wkx mgee", 28873, 29448, 1436918400011, 1000, 13])
+  assert.deepEqual(
+    [a[0], a[1], a[3], a[4], a[6], a[7], a[8]],
+    [1000, "wkx mgee", 28873, 29448, 1436918400011, 1000, 13]
+  )
   const b = bid[3] as ReadonlyArray<unknown>
   assert.deepEqual([b[0], b[1], b[2], b[5]], [1000, 1001, 32530001, 1436918400000])
 })
@@ -28,8 +31,14 @@ Deno.test("a nexmark stream equals the batch read of the same events", async () 
       Effect.gen(function* () {
         const spark = yield* Session
         const bids = (events: typeof stream) =>
-          events.where(F.col("event_type").eq(2)).select(F.col("bid.auction").as("auction"), F.col("bid.price").as("price"))
-        const stream = spark.readStream.format("nexmark").option("maxEvents", 3000).option("maxOffsetsPerTrigger", 700).load()
+          events
+            .where(F.col("event_type").eq(2))
+            .select(F.col("bid.auction").as("auction"), F.col("bid.price").as("price"))
+        const stream = spark.readStream
+          .format("nexmark")
+          .option("maxEvents", 3000)
+          .option("maxOffsetsPerTrigger", 700)
+          .load()
         const query = yield* bids(stream)
           .writeStream.format("memory")
           .queryName("deno_bids")

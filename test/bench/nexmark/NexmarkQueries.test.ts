@@ -14,7 +14,14 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { F, MemoryStream, type Row, Session, Trigger } from "../../../mod.ts"
-import { AddData, AdvanceClock, AssertOnQuery, CheckAnswer, StartStream, testStream } from "../../../structured/testing.ts"
+import {
+  AddData,
+  AdvanceClock,
+  AssertOnQuery,
+  CheckAnswer,
+  StartStream,
+  testStream
+} from "../../../structured/testing.ts"
 import type { Frame, NexmarkQuery } from "../../../bench/nexmark/Nexmark.ts"
 import { q0 } from "../../../bench/nexmark/q0.ts"
 import { q1 } from "../../../bench/nexmark/q1.ts"
@@ -131,70 +138,76 @@ const runStream = (query: NexmarkQuery, options: Readonly<Record<string, string>
 
 describe("Nexmark queries: streaming answer = batch answer over the same events", () => {
   for (const { query, options, minRows } of CASES) {
-    it.effect(`${query.name} (${query.title})`, () =>
-      Effect.gen(function* () {
-        const spark = yield* Session
-        const batch = (yield* spark.read.format("nexmark").options(options).load()) as Frame
-        const complete = yield* query.build(batch).collect()
-        const streamed = yield* runStream(query, options, `${query.name}_out`)
-        assert.isAtLeast(streamed.dataBatches, 8, "the stream ran in several micro-batches")
-        let expected = complete
-        if (query.isFinal !== undefined) {
-          const wm = streamed.watermarkMs
-          assert.isDefined(wm, "an event-time query reports its watermark")
-          expected = complete.filter((r) => query.isFinal!(r, wm!))
-        }
-        assert.isAtLeast(expected.length, minRows)
-        assert.deepStrictEqual(multiset(streamed.rows), multiset(expected))
+    it.effect(
+      `${query.name} (${query.title})`,
+      () =>
+        Effect.gen(function* () {
+          const spark = yield* Session
+          const batch = (yield* spark.read.format("nexmark").options(options).load()) as Frame
+          const complete = yield* query.build(batch).collect()
+          const streamed = yield* runStream(query, options, `${query.name}_out`)
+          assert.isAtLeast(streamed.dataBatches, 8, "the stream ran in several micro-batches")
+          let expected = complete
+          if (query.isFinal !== undefined) {
+            const wm = streamed.watermarkMs
+            assert.isDefined(wm, "an event-time query reports its watermark")
+            expected = complete.filter((r) => query.isFinal!(r, wm!))
+          }
+          assert.isAtLeast(expected.length, minRows)
+          assert.deepStrictEqual(multiset(streamed.rows), multiset(expected))
 
-        // Flink's SQL as written, where the module reformulates it
-        if (query.reference !== undefined) {
-          const reference = multiset(yield* query.reference(batch).collect())
-          const finished = query.finish === undefined ? complete : yield* query.finish(query.build(batch)).collect()
-          assert.isAbove(reference.length, 0)
-          assert.deepStrictEqual(multiset(finished), reference)
-        }
-        // the last step over the streaming output is the same step over the closed batch rows
-        if (query.finish !== undefined) {
-          const wm = streamed.watermarkMs!
-          const closed = query.build(batch).filter((r: Row) => query.isFinal === undefined || query.isFinal(r, wm))
-          assert.deepStrictEqual(
-            multiset(yield* query.finish(streamed.table).collect()),
-            multiset(yield* query.finish(closed).collect())
-          )
-        }
-      }).pipe(Effect.provide(Session.layer())), 120_000
+          // Flink's SQL as written, where the module reformulates it
+          if (query.reference !== undefined) {
+            const reference = multiset(yield* query.reference(batch).collect())
+            const finished = query.finish === undefined ? complete : yield* query.finish(query.build(batch)).collect()
+            assert.isAbove(reference.length, 0)
+            assert.deepStrictEqual(multiset(finished), reference)
+          }
+          // the last step over the streaming output is the same step over the closed batch rows
+          if (query.finish !== undefined) {
+            const wm = streamed.watermarkMs!
+            const closed = query.build(batch).filter((r: Row) => query.isFinal === undefined || query.isFinal(r, wm))
+            assert.deepStrictEqual(
+              multiset(yield* query.finish(streamed.table).collect()),
+              multiset(yield* query.finish(closed).collect())
+            )
+          }
+        }).pipe(Effect.provide(Session.layer())),
+      120_000
     )
   }
 
-  it.effect("q12 (processing-time windows): each batch's events fall in the windows of its trigger time", () =>
-    Effect.gen(function* () {
-      const spark = yield* Session
-      // 100 events a second from time 0, on the clock and in event time alike: the batch at
-      // second k holds the events of event time [k - 1, k), stamped k.
-      const options = { eventsPerSecond: "100", baseTime: "0", maxEvents: "10000" }
-      const batch = (yield* spark.read.format("nexmark").options(options).load()) as Frame
-      const t = F.unix_millis(F.col("dateTime"))
-      const processingTime = F.timestamp_millis(t.minus(t.mod(1000)).plus(1000))
-      const complete = yield* q12.build(batch, { processingTime }).collect()
-      // The batch at 46 s runs with the watermark 45 s: the windows ending by then are out.
-      const expected = complete.filter((r) => q12.isFinal!(r, 45_000)) as Array<Row>
-      assert.isAtLeast(expected.length, 50)
-      assert.isBelow(expected.length, complete.length)
+  it.effect(
+    "q12 (processing-time windows): each batch's events fall in the windows of its trigger time",
+    () =>
+      Effect.gen(function* () {
+        const spark = yield* Session
+        // 100 events a second from time 0, on the clock and in event time alike: the batch at
+        // second k holds the events of event time [k - 1, k), stamped k.
+        const options = { eventsPerSecond: "100", baseTime: "0", maxEvents: "10000" }
+        const batch = (yield* spark.read.format("nexmark").options(options).load()) as Frame
+        const t = F.unix_millis(F.col("dateTime"))
+        const processingTime = F.timestamp_millis(t.minus(t.mod(1000)).plus(1000))
+        const complete = yield* q12.build(batch, { processingTime }).collect()
+        // The batch at 46 s runs with the watermark 45 s: the windows ending by then are out.
+        const expected = complete.filter((r) => q12.isFinal!(r, 45_000)) as Array<Row>
+        assert.isAtLeast(expected.length, 50)
+        assert.isBelow(expected.length, complete.length)
 
-      const events = spark.readStream.format("nexmark").options(options).load()
-      yield* testStream(q12.build(events), "append", [
-        StartStream({ trigger: Trigger.ProcessingTime("1 second") }),
-        ...Array.from({ length: 45 }, () => AdvanceClock("1 second")),
-        // the batch at 46 s runs with the watermark of the batches before it, 45 s
-        AdvanceClock("1 second"),
-        CheckAnswer(...expected),
-        AssertOnQuery(
-          (q) => Effect.map(q.lastProgress(), (p) => p?.eventTime.watermark === new Date(45_000).toISOString()),
-          "the batch at 46 s runs with the watermark of the batches before it: 45 s"
-        )
-      ])
-    }).pipe(Effect.provide(Session.layer())), 120_000
+        const events = spark.readStream.format("nexmark").options(options).load()
+        yield* testStream(q12.build(events), "append", [
+          StartStream({ trigger: Trigger.ProcessingTime("1 second") }),
+          ...Array.from({ length: 45 }, () => AdvanceClock("1 second")),
+          // the batch at 46 s runs with the watermark of the batches before it, 45 s
+          AdvanceClock("1 second"),
+          CheckAnswer(...expected),
+          AssertOnQuery(
+            (q) => Effect.map(q.lastProgress(), (p) => p?.eventTime.watermark === new Date(45_000).toISOString()),
+            "the batch at 46 s runs with the watermark of the batches before it: 45 s"
+          )
+        ])
+      }).pipe(Effect.provide(Session.layer())),
+    120_000
   )
 
   it.effect("q7: a bid exactly at a window's end also matches that window's maximum, as Flink's BETWEEN does", () =>

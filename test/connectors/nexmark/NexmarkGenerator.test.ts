@@ -64,7 +64,10 @@ describe("NexmarkGenerator against Apache Beam's Generator", () => {
       }
       const gen = generator({ baseTimeMs: Number(baseTime), firstEventRate: Number(rate), ...overrides })
       const from = Number(first)
-      const text = `${gen.rows(from, from + Number(count)).map(beamLine).join("\n")}\n`
+      const text = `${gen
+        .rows(from, from + Number(count))
+        .map(beamLine)
+        .join("\n")}\n`
       expect(createHash("sha256").update(text).digest("hex"), spec).toBe(hash)
     }
   })
@@ -79,7 +82,9 @@ describe("NexmarkGenerator against Apache Beam's Generator", () => {
     for (const b of bids) {
       const channel = b[3] as string
       const url = b[4] as string
-      expect(url).toMatch(/^https:\/\/www\.nexmark\.com\/[a-z_]+\/[a-z_]+\/[a-z_]+\/item\.htm\?query=1(&channel_id=-?\d+)?$/)
+      expect(url).toMatch(
+        /^https:\/\/www\.nexmark\.com\/[a-z_]+\/[a-z_]+\/[a-z_]+\/item\.htm\?query=1(&channel_id=-?\d+)?$/
+      )
       if (!hot.has(channel)) expect(channel).toMatch(/^channel-\d{1,4}$/)
     }
     // each hot channel has one url, each numbered channel one url (Flink's tables)

@@ -12,7 +12,14 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { F, Session, Trigger } from "../../../mod.ts"
-import { AdvanceClock, AssertOnQuery, CheckNewAnswer, StartStream, StopStream, testStream } from "../../../structured/testing.ts"
+import {
+  AdvanceClock,
+  AssertOnQuery,
+  CheckNewAnswer,
+  StartStream,
+  StopStream,
+  testStream
+} from "../../../structured/testing.ts"
 import { lookupBatchFormat } from "../../../core/Formats.ts"
 import type { Options } from "../../../core/Formats.ts"
 import { AnalysisError, type ConnectorError } from "../../../core/Errors.ts"
@@ -30,7 +37,10 @@ import {
 
 const tempDir = Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "tributary-nexmark-")))
 
-const create = (options: Options, metadataPath: string): Effect.Effect<MicroBatchSource, AnalysisError | ConnectorError> =>
+const create = (
+  options: Options,
+  metadataPath: string
+): Effect.Effect<MicroBatchSource, AnalysisError | ConnectorError> =>
   NexmarkSource.create({ options, schema: NexmarkSchema, metadataPath, conf: new Map() })
 
 const fresh = (options: Options) => Effect.flatMap(tempDir, (dir) => create(options, path.join(dir, "sources", "0")))
@@ -57,7 +67,8 @@ describe("nexmark source: registration, schema and options", () => {
         ["dateTime", "timestamp"]
       ]
     )
-    const names = (i: number) => (NexmarkSchema.fields[i].dataType as { fields: ReadonlyArray<{ name: string }> }).fields.map((f) => f.name)
+    const names = (i: number) =>
+      (NexmarkSchema.fields[i].dataType as { fields: ReadonlyArray<{ name: string }> }).fields.map((f) => f.name)
     assert.deepStrictEqual(names(1), ["id", "name", "emailAddress", "creditCard", "city", "state", "dateTime", "extra"])
     assert.deepStrictEqual(names(2), [
       "id",
@@ -176,7 +187,10 @@ describe("nexmark source: offsets and batches", () => {
         at = end
       }
       assert.deepStrictEqual(ends, [300, 600, 900, 1000])
-      assert.strictEqual(yield* source.latestOffset(0, { _tag: "Composite", limits: [ReadLimit.maxRows(50), ReadLimit.maxRows(70)] }), 50)
+      assert.strictEqual(
+        yield* source.latestOffset(0, { _tag: "Composite", limits: [ReadLimit.maxRows(50), ReadLimit.maxRows(70)] }),
+        50
+      )
     })
   )
 
@@ -302,7 +316,10 @@ describe("nexmark batch read and streaming query", () => {
         { event_type: 1, count: 120 },
         { event_type: 2, count: 1840 }
       ])
-      const stream = spark.readStream.format("nexmark").options({ ...options, maxOffsetsPerTrigger: "300" }).load()
+      const stream = spark.readStream
+        .format("nexmark")
+        .options({ ...options, maxOffsetsPerTrigger: "300" })
+        .load()
       const dir = yield* tempDir
       const query = yield* stream.writeStream
         .format("memory")
@@ -323,7 +340,15 @@ describe("nexmark batch read and streaming query", () => {
       // the structs as rows: a bid of the table is the generator's
       const firstBid = batchRows.find((r) => r.event_type === 2) as { bid: Record<string, unknown>; person: unknown }
       assert.strictEqual(firstBid.person, null)
-      assert.deepStrictEqual(Object.keys(firstBid.bid), ["auction", "bidder", "price", "channel", "url", "dateTime", "extra"])
+      assert.deepStrictEqual(Object.keys(firstBid.bid), [
+        "auction",
+        "bidder",
+        "price",
+        "channel",
+        "url",
+        "dateTime",
+        "extra"
+      ])
       assert.instanceOf(firstBid.bid.dateTime, Date)
       const bidsOnly = yield* batch.where(F.col("event_type").eq(2)).select(F.col("bid.price")).count()
       assert.strictEqual(bidsOnly, 1840)
@@ -359,7 +384,11 @@ describe("nexmark batch read and streaming query", () => {
         AdvanceClock("1500 millis"), // two seconds' events in one batch
         CheckNewAnswer(...block, ...block),
         AssertOnQuery(
-          (q) => Effect.map(q.lastProgress(), (p) => p?.numInputRows === 100 && p.sources[0].startOffset === 100 && p.sources[0].endOffset === 200),
+          (q) =>
+            Effect.map(
+              q.lastProgress(),
+              (p) => p?.numInputRows === 100 && p.sources[0].startOffset === 100 && p.sources[0].endOffset === 200
+            ),
           "the batch read events 100 to 199"
         ),
         StopStream,

@@ -29,7 +29,8 @@ if (workDir === undefined) {
   process.stderr.write("usage: restartChild.ts <workDir> [point:batchId]\n")
   process.exit(2)
 }
-const [killPoint, killBatch] = killArg === undefined ? [undefined, undefined] : [killArg.split(":")[0], Number(killArg.split(":")[1])]
+const [killPoint, killBatch] =
+  killArg === undefined ? [undefined, undefined] : [killArg.split(":")[0], Number(killArg.split(":")[1])]
 const checkpoint = path.join(workDir, "checkpoint")
 const out = path.join(workDir, "out")
 
