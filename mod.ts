@@ -28,6 +28,7 @@ import { registerFileFormats } from "./connectors/files/mod.ts"
 import { registerKafkaContinuous } from "./connectors/kafka/KafkaContinuousSource.ts"
 import { registerKafka } from "./connectors/kafka/mod.ts"
 import { registerMemorySink } from "./connectors/memory/mod.ts"
+import { registerNexmark } from "./connectors/nexmark/mod.ts"
 import { registerNoopSink } from "./connectors/noop/mod.ts"
 import { registerRate } from "./connectors/rate/mod.ts"
 import { registerSocket } from "./connectors/socket/mod.ts"
@@ -37,6 +38,7 @@ import { registerAvroCodec } from "./core/functions/AvroFunctions.ts"
 // One line per connector: each registers its formats under Spark's names.
 registerFileFormats()
 registerRate()
+registerNexmark()
 registerSocket()
 registerConsoleSink()
 registerMemorySink()
