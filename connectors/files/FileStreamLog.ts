@@ -117,17 +117,36 @@ export const allValidBatches = (batchId: number, compactInterval: number): Array
 }
 
 /**
- * Spark's `deriveCompactInterval`: with one `.compact` file already there, an interval that
- * divides its batch id + 1 and is at least the default where possible (SPARK-18187).
+ * The intervals a single `.compact` file at `latestCompactBatchId` allows, best first: Spark's
+ * `deriveCompactInterval` order (SPARK-18187) — the interval that divides its batch id + 1 and
+ * is at least the default where possible, else batch id + 1.
+ *
+ * One boundary differs from Spark: Spark looks for a divisor only when the default is *below*
+ * half of batch id + 1, so with the default exactly half (5.compact and interval 3) it picks 6,
+ * although 3 divides 6 — and a checkpoint whose log holds one compaction after retention
+ * (`5.compact, 6, 7` with `minBatchesToRetain=2`, `compactInterval=3`, as Spark's own
+ * FileStreamSinkLogSuite "delete expired file" leaves it) restarts with another interval than
+ * it was written with, and the log destroys itself a few batches later. Here the default is a
+ * candidate whenever it divides: an unchanged default is always derived back.
  */
-export const deriveCompactInterval = (defaultInterval: number, latestCompactBatchId: number): number => {
+export const compactIntervalCandidates = (defaultInterval: number, latestCompactBatchId: number): Array<number> => {
   const n = latestCompactBatchId + 1
-  if (n <= defaultInterval) return n
-  if (defaultInterval < n / 2) {
-    for (let i = defaultInterval; i <= Math.floor(n / 2); i++) if (n % i === 0) return i
+  if (n <= defaultInterval) return [n]
+  const out: Array<number> = []
+  if (defaultInterval <= Math.floor(n / 2)) {
+    for (let i = defaultInterval; i <= Math.floor(n / 2); i++) if (n % i === 0) out.push(i)
   }
-  return n
+  out.push(n)
+  return out
 }
+
+/**
+ * Spark's `deriveCompactInterval`: with one `.compact` file already there, an interval that
+ * divides its batch id + 1 and is at least the default where possible (SPARK-18187); see
+ * `compactIntervalCandidates` for the one boundary that differs.
+ */
+export const deriveCompactInterval = (defaultInterval: number, latestCompactBatchId: number): number =>
+  compactIntervalCandidates(defaultInterval, latestCompactBatchId)[0]
 
 const batchIdOfName = (name: string): number | undefined => {
   const m = /^(\d+)(\.compact)?$/.exec(name)
@@ -269,7 +288,14 @@ export class CompactibleFileStreamLog<A> {
         .sort((a, b) => b - a)
       let interval = this.settings.defaultCompactInterval
       if (compacts.length >= 2) interval = compacts[0] - compacts[1]
-      else if (compacts.length === 1) interval = deriveCompactInterval(interval, compacts[0])
+      else if (compacts.length === 1) {
+        // Of the intervals the compaction allows, the first under which none of the plain batch
+        // files written after it falls on a compaction batch: those files were written with the
+        // old interval, and a new one must not expect a `.compact` file where there is none.
+        const latest = names.length === 0 ? compacts[0] : names[names.length - 1][0]
+        const candidates = compactIntervalCandidates(interval, compacts[0])
+        interval = candidates.find((c) => latest - compacts[0] < c) ?? candidates[0]
+      }
       this.#interval = interval
       return interval
     })
