@@ -589,7 +589,73 @@ export const sinkLogFiles = (
   outputDir: string,
   connector: string
 ): Effect.Effect<ReadonlyArray<SinkFileStatus>, ConnectorError> =>
-  Effect.map(sinkLog(outputDir, { ...defaultLogSettings(connector), deleteExpired: false }).allEntries(), (all) => {
-    const deleted = new Set(all.filter((s) => s.action === "delete").map((s) => s.path))
-    return all.filter((s) => !s.isDir && s.action !== "delete" && !deleted.has(s.path))
+  Effect.map(sinkLog(outputDir, { ...defaultLogSettings(connector), deleteExpired: false }).allEntries(), visibleFiles)
+
+/** The data files of a sink log's entries: directories and files a `delete` entry removed are left out. */
+export const visibleFiles = (all: ReadonlyArray<SinkFileStatus>): ReadonlyArray<SinkFileStatus> => {
+  const deleted = new Set(all.filter((s) => s.action === "delete").map((s) => s.path))
+  return all.filter((s) => !s.isDir && s.action !== "delete" && !deleted.has(s.path))
+}
+
+/**
+ * Beyond Spark: every file a sink log lists exists with the size logged (Spark's
+ * `SinkFileStatus.size`). A missing file means the folder was moved or copied (the log keeps
+ * absolute paths) or the file was deleted; another size means it was damaged or replaced.
+ * Either fails naming the file: a read of the folder never returns fewer or other rows than the
+ * log promises.
+ *
+ * @since 0.1.0
+ */
+export const checkSinkFiles = (
+  connector: string,
+  outputDir: string,
+  statuses: ReadonlyArray<SinkFileStatus>
+): Effect.Effect<void, ConnectorError> =>
+  Effect.suspend(() => {
+    const metadata = nodePath.join(outputDir, SINK_METADATA_DIR)
+    for (const s of statuses) {
+      const file = fromUrlPath(s.path)
+      let size: number | undefined
+      try {
+        size = fs.statSync(file).size
+      } catch (e) {
+        if (code(e) !== "ENOENT" && code(e) !== "ENOTDIR") {
+          return Effect.fail(
+            new ConnectorError({
+              connector,
+              domain: "external",
+              retryable: true,
+              message: `Could not read ${file}, listed in ${metadata}: ${e instanceof Error ? e.message : String(e)}`,
+              cause: e
+            })
+          )
+        }
+      }
+      if (size === undefined) {
+        const outside = !file.startsWith(`${nodePath.resolve(outputDir)}${nodePath.sep}`)
+        return Effect.fail(
+          new ConnectorError({
+            connector,
+            domain: "user",
+            retryable: false,
+            message:
+              `The file ${file}, listed in the sink log ${metadata}, does not exist. ` +
+              (outside
+                ? `The log records absolute paths, and this one is outside ${outputDir}: the folder was moved or copied from where the sink wrote it. Read it where it was written, or read the files it holds now without the log: a glob path such as ${nodePath.join(outputDir, "*")} (with the basePath option for partition columns) or, for a stream, spark.sql.streaming.fileStreamSink.ignoreMetadata=true — which also reads files of failed batches.`
+                : `It was deleted: restore it, or read the files the folder holds now without the log: a glob path such as ${nodePath.join(outputDir, "*")} or, for a stream, spark.sql.streaming.fileStreamSink.ignoreMetadata=true — which also reads files of failed batches.`)
+          })
+        )
+      }
+      if (size !== s.size) {
+        return Effect.fail(
+          new ConnectorError({
+            connector,
+            domain: "user",
+            retryable: false,
+            message: `The file ${file} has ${size} bytes, but the sink log ${metadata} recorded ${s.size} when the sink wrote it: it was damaged or replaced. Restore it from a backup.`
+          })
+        )
+      }
+    }
+    return Effect.void
   })

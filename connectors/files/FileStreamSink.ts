@@ -25,12 +25,14 @@ import { option } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { Sink, SinkContext, SinkFormat } from "../../core/Streaming.ts"
 import {
+  checkSinkFiles,
   logSettingsFromConf,
   type LogFiles,
   NodeLogFiles,
   type SinkFileStatus,
   sinkLog,
-  toUrlPath
+  toUrlPath,
+  visibleFiles
 } from "./FileStreamLog.ts"
 import { sqlType } from "./FileSourceOptions.ts"
 import { timeStringAsMs } from "./FileStreamOptions.ts"
@@ -152,6 +154,11 @@ const makeSink = (
       files: hooks.logFiles ?? NodeLogFiles,
       retain: retentionMs === undefined ? undefined : (modified, now) => now - modified <= retentionMs
     })
+
+    // Beyond Spark: at every start the sink checks its own log — every log file it reads is
+    // intact and every file it lists exists with the size logged — so a damaged output folder
+    // fails the query before its first batch rather than a later read of the folder.
+    if ((yield* log.latestBatchId()) >= 0) yield* checkSinkFiles(name, out, visibleFiles(yield* log.allEntries()))
 
     const ioError = (path: string, cause: unknown) =>
       new ConnectorError({
