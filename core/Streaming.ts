@@ -12,7 +12,7 @@
  */
 import type { Effect } from "effect"
 import type { StructType } from "./DataType.ts"
-import type { AnalysisError, ConnectorError } from "./Errors.ts"
+import type { AnalysisError, CheckpointError, ConnectorError } from "./Errors.ts"
 import type { Options } from "./Formats.ts"
 import type { InternalRow } from "./Row.ts"
 
@@ -56,8 +56,12 @@ export interface MicroBatchSource {
   readonly getBatch: (start: Offset, end: Offset) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
   /** Everything up to `end` is committed: the source may forget it. */
   readonly commit: (end: Offset) => Effect.Effect<void, ConnectorError>
-  /** Validates an offset read back from the offset log. */
-  readonly decodeOffset: (json: unknown) => Effect.Effect<Offset, ConnectorError>
+  /**
+   * Validates an offset read back from the offset log. A source with bookkeeping of its own in
+   * the checkpoint (the file source's log) fails with a `CheckpointError` naming the file when
+   * that bookkeeping no longer reaches the offset.
+   */
+  readonly decodeOffset: (json: unknown) => Effect.Effect<Offset, ConnectorError | CheckpointError>
   /**
    * Spark's `SupportsAdmissionControl.reportLatestOffset`: the newest offset the source knows
    * of, whatever the read limit (for `Trigger.AvailableNow`, the end it will stop at). Progress

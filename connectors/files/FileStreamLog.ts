@@ -234,7 +234,7 @@ const logError = (connector: string, path: string, message: string, cause?: unkn
     connector,
     domain: "external",
     retryable: false,
-    message: `The metadata log file ${path} ${message}`,
+    message: `The metadata log file ${path} ${message}. Restore it from a backup, or start over with a new checkpoint (a source) or output folder (a sink).`,
     cause
   })
 
