@@ -54,14 +54,15 @@ export interface MicroBatchSource {
   readonly latestOffset: (start: Offset, limit: ReadLimit) => Effect.Effect<Offset, ConnectorError>
   /** Exactly the rows in `(start, end]`, the same every time it is asked. */
   readonly getBatch: (start: Offset, end: Offset) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
-  /** Everything up to `end` is committed: the source may forget it. */
-  readonly commit: (end: Offset) => Effect.Effect<void, ConnectorError>
   /**
-   * Validates an offset read back from the offset log. A source with bookkeeping of its own in
-   * the checkpoint (the file source's log) fails with a `CheckpointError` naming the file when
-   * that bookkeeping no longer reaches the offset.
+   * Everything up to `end` is committed: the source may forget it. A restart commits the last
+   * committed batch's end again; a source with bookkeeping of its own in the checkpoint (the file
+   * source's log) fails then with a `CheckpointError` naming the file when that bookkeeping no
+   * longer reaches `end`.
    */
-  readonly decodeOffset: (json: unknown) => Effect.Effect<Offset, ConnectorError | CheckpointError>
+  readonly commit: (end: Offset) => Effect.Effect<void, ConnectorError | CheckpointError>
+  /** Validates an offset read back from the offset log. */
+  readonly decodeOffset: (json: unknown) => Effect.Effect<Offset, ConnectorError>
   /**
    * Spark's `SupportsAdmissionControl.reportLatestOffset`: the newest offset the source knows
    * of, whatever the read limit (for `Trigger.AvailableNow`, the end it will stop at). Progress

@@ -462,6 +462,19 @@ const makeSource = (
         Effect.gen(function* () {
           const e = asOffset(end)
           if (e === undefined) return yield* offsetError(end)
+          // The source log is written before the offset log, so it always reaches every logged
+          // offset. When it does not, its latest files are gone (a deleted `N.compact`): taking
+          // new files under the same ids would re-log the batch's files and end the run early
+          // (AvailableNow) or read them twice; the restart fails naming what is missing instead.
+          if (e > currentLogOffset) {
+            const first = yield* log.pathOf(currentLogOffset + 1)
+            const last = yield* log.pathOf(e)
+            return yield* new CheckpointError({
+              reason: "LogGap",
+              path: first,
+              message: `The file source log ${ctx.metadataPath} ends at batch ${currentLogOffset}, but the checkpoint's offset log refers to batch ${e}: ${first}${e > currentLogOffset + 1 ? ` to ${last}` : ""} is missing. Restore it from a backup, or start the query from a new checkpoint (which reads every file of the source again).`
+            })
+          }
           // the engine commits the last committed batch again on a restart: Spark cleans its
           // files only once the next batch is planned
           if (o.cleanSource === "OFF" || !planned) return
@@ -479,23 +492,6 @@ const makeSource = (
       decodeOffset: (json) => {
         const n = asOffset(json)
         if (n === undefined) return Effect.fail(offsetError(json))
-        // The source log is written before the offset log, so it always reaches every logged
-        // offset. When it does not, its latest files are gone (a deleted `N.compact`): taking
-        // new files under the same ids would re-log the batch's files and end the run early
-        // (AvailableNow) or read them twice; fail naming what is missing instead.
-        if (n > currentLogOffset) {
-          return Effect.flatMap(
-            Effect.all([log.pathOf(currentLogOffset + 1), log.pathOf(n)]),
-            ([first, last]) =>
-              Effect.fail(
-                new CheckpointError({
-                  reason: "LogGap",
-                  path: first,
-                  message: `The file source log ${ctx.metadataPath} ends at batch ${currentLogOffset}, but the checkpoint's offset log refers to batch ${n}: ${first}${n > currentLogOffset + 1 ? ` to ${last}` : ""} is missing. Restore it from a backup, or start the query from a new checkpoint (which reads every file of the source again).`
-                })
-              )
-          )
-        }
         return Effect.succeed<FileStreamSourceOffset>({ logOffset: n })
       },
       prepareForTriggerAvailableNow: () =>
