@@ -135,13 +135,16 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
     const io =
       (h: { readonly operatorId: number }, what: string) =>
       (e: CheckpointError): StateStoreError =>
-        new StateStoreError({
-          reason: "Io",
-          operatorId: h.operatorId,
-          path: e.path,
-          message: `Could not ${what}: ${e.message}`,
-          cause: e
-        })
+        // A file that fails its checksum is corrupt, not unreadable.
+        e.reason === "Corrupt"
+          ? new StateStoreError({ reason: "Corrupt", operatorId: h.operatorId, path: e.path, message: e.message, cause: e })
+          : new StateStoreError({
+              reason: "Io",
+              operatorId: h.operatorId,
+              path: e.path,
+              message: `Could not ${what}: ${e.message}`,
+              cause: e
+            })
 
     const handleFor = (id: StateStoreId): Handle => {
       const root = fs.resolve(id.checkpoint)

@@ -25,6 +25,7 @@ import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { Clock, Effect } from "effect"
+import { checksumFile, checksumFileName, verifyChecksumFile } from "../../core/Checksum.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import { timeStringAsMs } from "./FileStreamOptions.ts"
 
@@ -47,15 +48,44 @@ export interface LogFiles {
 
 const code = (e: unknown): string | undefined => (e as { code?: string } | null)?.code
 
-/** `LogFiles` on `node:fs` (Node and Deno). */
+/** A log file that does not match its checksum file (`NodeLogFiles.read` throws it). */
+export class LogChecksumMismatch extends Error {
+  readonly why: string
+  constructor(why: string) {
+    super(why)
+    this.why = why
+  }
+}
+
+const crcPathOf = (p: string): string => nodePath.join(nodePath.dirname(p), checksumFileName(nodePath.basename(p)))
+
+/**
+ * `LogFiles` on `node:fs` (Node and Deno). As Hadoop's local file system does for Spark, each
+ * file written gets a checksum file beside it (`.<name>.crc`, `core/Checksum.ts`), written once
+ * the file is in place, and `read` checks a file against it when there is one: a bit flip or a
+ * truncation (even one at a line boundary, which leaves valid lines) is detected, never read as
+ * other entries.
+ */
 export const NodeLogFiles: LogFiles = {
   read: (p) => {
+    let data: Buffer
     try {
-      return fs.readFileSync(p, "utf8")
+      data = fs.readFileSync(p)
     } catch (e) {
       if (code(e) === "ENOENT") return undefined
       throw e
     }
+    let crc: Buffer | undefined
+    try {
+      crc = fs.readFileSync(crcPathOf(p))
+    } catch (e) {
+      if (code(e) !== "ENOENT") throw e
+    }
+    if (crc !== undefined) {
+      const why = verifyChecksumFile(data, crc)
+      if (why !== undefined) throw new LogChecksumMismatch(why)
+    }
+    return data.toString("utf8")
   },
   list: (dir) => {
     try {
@@ -69,9 +99,10 @@ export const NodeLogFiles: LogFiles = {
     const dir = nodePath.dirname(p)
     fs.mkdirSync(dir, { recursive: true })
     const tmp = nodePath.join(dir, `.${nodePath.basename(p)}.${randomUUID()}.tmp`)
+    const data = Buffer.from(text, "utf8")
     const fd = fs.openSync(tmp, "w")
     try {
-      fs.writeSync(fd, text)
+      fs.writeSync(fd, data)
       fs.fsyncSync(fd)
     } finally {
       fs.closeSync(fd)
@@ -79,15 +110,28 @@ export const NodeLogFiles: LogFiles = {
     try {
       // a hard link fails when the target exists: two writers of one batch id cannot both win
       fs.linkSync(tmp, p)
-      return true
     } catch (e) {
       if (code(e) === "EEXIST") return false
       throw e
     } finally {
       fs.rmSync(tmp, { force: true })
     }
+    // Only the writer that won writes the checksum; a kill before it leaves the file unchecked.
+    const crc = crcPathOf(p)
+    const crcTmp = nodePath.join(dir, `.${nodePath.basename(crc)}.${randomUUID()}.tmp`)
+    fs.writeFileSync(crcTmp, checksumFile(data))
+    try {
+      fs.renameSync(crcTmp, crc)
+    } catch (e) {
+      fs.rmSync(crcTmp, { force: true })
+      throw e
+    }
+    return true
   },
-  remove: (p) => fs.rmSync(p, { force: true }),
+  remove: (p) => {
+    fs.rmSync(p, { force: true })
+    fs.rmSync(crcPathOf(p), { force: true })
+  },
   modificationTime: (p) => {
     const st = fs.statSync(p, { throwIfNoEntry: false })
     return st === undefined ? undefined : Math.floor(st.mtimeMs)
@@ -258,7 +302,9 @@ export class CompactibleFileStreamLog<A> {
       catch: (e) =>
         e instanceof ConnectorError
           ? e
-          : logError(
+          : e instanceof LogChecksumMismatch
+            ? logError(this.settings.connector, path, `is damaged: ${e.why} (checked against ${crcPathOf(path)})`)
+            : logError(
               this.settings.connector,
               path,
               `could not be ${what}: ${e instanceof Error ? e.message : String(e)}`,

@@ -233,6 +233,18 @@ const makeSink = (
             yield* Effect.logInfo(`Skipping already committed batch ${batch.batchId}`)
             return
           }
+          // Beyond Spark: the engine runs a batch only after the sink wrote the one before it, so
+          // a log that ends earlier lost its latest files; writing on would leave a gap that
+          // every read of the folder trips over. (A log that is empty is a new output folder.)
+          if (latest >= 0 && batch.batchId > latest + 1) {
+            const missing = yield* log.pathOf(latest + 1)
+            return yield* new ConnectorError({
+              connector: name,
+              domain: "user",
+              retryable: false,
+              message: `The sink log ${nodePath.join(out, "_spark_metadata")} ends at batch ${latest}, but the query is at batch ${batch.batchId}: ${missing} (and any batch after it) is missing. Restore it from a backup, or write to a new output folder.`
+            })
+          }
           if (Exit.isFailure(prepared)) {
             const error = Cause.squash(prepared.cause)
             return yield* new ConnectorError({
