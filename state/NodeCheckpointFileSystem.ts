@@ -25,6 +25,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
+import { Buffer } from "node:buffer"
 import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

@@ -22,6 +22,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
+import { Buffer } from "node:buffer"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { Clock, Effect } from "effect"
