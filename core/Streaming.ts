@@ -12,7 +12,7 @@
  */
 import type { Effect } from "effect"
 import type { StructType } from "./DataType.ts"
-import type { AnalysisError, ConnectorError } from "./Errors.ts"
+import type { AnalysisError, CheckpointError, ConnectorError } from "./Errors.ts"
 import type { Options } from "./Formats.ts"
 import type { InternalRow } from "./Row.ts"
 
@@ -54,8 +54,13 @@ export interface MicroBatchSource {
   readonly latestOffset: (start: Offset, limit: ReadLimit) => Effect.Effect<Offset, ConnectorError>
   /** Exactly the rows in `(start, end]`, the same every time it is asked. */
   readonly getBatch: (start: Offset, end: Offset) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
-  /** Everything up to `end` is committed: the source may forget it. */
-  readonly commit: (end: Offset) => Effect.Effect<void, ConnectorError>
+  /**
+   * Everything up to `end` is committed: the source may forget it. A restart commits the last
+   * committed batch's end again; a source with bookkeeping of its own in the checkpoint (the file
+   * source's log) fails then with a `CheckpointError` naming the file when that bookkeeping no
+   * longer reaches `end`.
+   */
+  readonly commit: (end: Offset) => Effect.Effect<void, ConnectorError | CheckpointError>
   /** Validates an offset read back from the offset log. */
   readonly decodeOffset: (json: unknown) => Effect.Effect<Offset, ConnectorError>
   /**

@@ -18,10 +18,19 @@
  * Writing is synchronous (`writeSync` + `fsyncSync`) because `store` is a synchronous call —
  * as Spark's `store(ArrayBuffer)` blocks until the block is in the log.
  *
+ * Integrity: each line is `<CRC-32 of the JSON, 8 hex digits>\t<JSON>` (lines without the
+ * checksum, from older versions, are still read). The last line of a file may be cut short — a
+ * kill while appending, before `store` returned — and is skipped, as Spark's
+ * `FileBasedWriteAheadLogReader` stops at a torn record. Anything else that does not check out
+ * fails the recovery naming the file (`ReceivedBlockLogCorrupt`): a complete line with another
+ * checksum (a bit flip), or a file with fewer or more records than the next file's name says
+ * (a truncation or a lost file), since those records were acknowledged to `store`.
+ *
  * @since 0.1.0
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { crc32 } from "../core/Checksum.ts"
 
 const FILE_PREFIX = "log-"
 
@@ -32,6 +41,40 @@ export const receivedDataDir = (checkpointDir: string, streamId: number): string
 interface LogFile {
   readonly start: number
   readonly name: string
+}
+
+/**
+ * The receiver log holds a record that does not check out: `path` names the file.
+ *
+ * @since 0.1.0
+ */
+export class ReceivedBlockLogCorrupt extends Error {
+  readonly path: string
+  constructor(path: string, why: string) {
+    super(`The receiver write-ahead log file ${path} is damaged: ${why}.`)
+    this.path = path
+  }
+}
+
+const encoder = new TextEncoder()
+
+const crcHex = (json: string): string => crc32(encoder.encode(json)).toString(16).padStart(8, "0")
+
+/** The items of one complete log line, or why it is not a record. */
+const parseLine = (line: string): Array<unknown> | string => {
+  let json = line
+  const m = /^([0-9a-f]{8})\t/.exec(line)
+  if (m !== null) {
+    json = line.slice(9)
+    if (crcHex(json) !== m[1]) return "its checksum does not match"
+  } else if (!line.startsWith("[")) return "it is not a log record"
+  let items: unknown
+  try {
+    items = JSON.parse(json)
+  } catch {
+    return "it is not JSON"
+  }
+  return Array.isArray(items) ? items : "it is not a block of records"
 }
 
 /**
@@ -78,22 +121,33 @@ export class ReceivedBlockLog {
       .sort((a, b) => a.start - b.start)
     const pending: Array<unknown> = []
     let count = files[0]?.start ?? consumed
-    for (const file of files) {
+    if (files.length > 0 && files[0].start > consumed) {
+      throw new ReceivedBlockLogCorrupt(
+        path.join(this.dir, files[0].name),
+        `the log in ${this.dir} starts at record ${files[0].start}, but the checkpoint's batches consumed only ${consumed}: the file of records ${consumed} to ${files[0].start - 1} is missing`
+      )
+    }
+    for (let f = 0; f < files.length; f++) {
+      const file = files[f]
+      const filePath = path.join(this.dir, file.name)
       count = file.start
-      const text = fs.readFileSync(path.join(this.dir, file.name), "utf8")
-      for (const line of text.split("\n")) {
-        if (line.length === 0) continue
-        let items: unknown
-        try {
-          items = JSON.parse(line)
-        } catch {
-          continue
-        }
-        if (!Array.isArray(items)) continue
+      const lines = fs.readFileSync(filePath, "utf8").split("\n")
+      // After the last newline: a line cut short by a kill while appending (or nothing).
+      lines.pop()
+      for (let i = 0; i < lines.length; i++) {
+        const items = parseLine(lines[i])
+        if (typeof items === "string") throw new ReceivedBlockLogCorrupt(filePath, `line ${i + 1}: ${items}`)
         for (const item of items) {
           if (count >= consumed) pending.push(item)
           count++
         }
+      }
+      const next = files[f + 1]
+      if (next !== undefined && count !== next.start) {
+        throw new ReceivedBlockLogCorrupt(
+          filePath,
+          `it holds records ${file.start} to ${count - 1}, but the next file ${next.name} starts at record ${next.start}: records were lost (a truncated or missing file)`
+        )
       }
     }
     this.#files = files
@@ -104,7 +158,8 @@ export class ReceivedBlockLog {
   /** Appends one block and syncs it to disk; throws on an I/O error (the block is not stored). */
   append(items: ReadonlyArray<unknown>): void {
     if (items.length === 0) return
-    const line = `${JSON.stringify(items)}\n`
+    const json = JSON.stringify(items)
+    const line = `${crcHex(json)}\t${json}\n`
     if (this.#fd === undefined) {
       fs.mkdirSync(this.dir, { recursive: true })
       const name = `${FILE_PREFIX}${this.#count}`

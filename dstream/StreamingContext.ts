@@ -66,7 +66,7 @@ import type { ContextCore, DStreamNode, InputNode, StatefulNode } from "./Node.t
 import { ms } from "./Node.ts"
 import { createRateEstimator, isBackPressureEnabled } from "./PIDRateEstimator.ts"
 import { QueueInputDStream } from "./QueueInputDStream.ts"
-import { ReceivedBlockLog, receivedDataDir } from "./ReceivedBlockLog.ts"
+import { ReceivedBlockLog, ReceivedBlockLogCorrupt, receivedDataDir } from "./ReceivedBlockLog.ts"
 import type { RDD } from "./RDD.ts"
 import type { Receiver } from "./Receiver.ts"
 import { ReceiverInputDStream } from "./ReceiverInputDStream.ts"
@@ -546,6 +546,14 @@ export class StreamingContext {
       try {
         input.attachLog(new ReceivedBlockLog(logDir), consumed)
       } catch (cause) {
+        if (cause instanceof ReceivedBlockLogCorrupt) {
+          return yield* new CheckpointError({
+            reason: "Corrupt",
+            path: cause.path,
+            message: `${cause.message} Restore it from a backup, or start the context from a new checkpoint directory.`,
+            cause
+          })
+        }
         return yield* new CheckpointError({
           reason: "Io",
           path: logDir,

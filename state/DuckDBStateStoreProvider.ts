@@ -145,6 +145,9 @@ const VERSIONS = "tributary_state_versions"
 
 const message = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
+/** The state database of a checkpoint. */
+const databasePath = (checkpoint: string): string => nodePath.join(nodePath.resolve(checkpoint), "state", "state.duckdb")
+
 /** DuckDB's messages for a damaged file: a block checksum mismatch, a short read, a foreign file. */
 const CORRUPT = /corrupt|checksum|could not read enough bytes|not a valid duckdb/i
 
@@ -180,10 +183,16 @@ const toError =
           path,
           cause,
           message:
-            `The state database ${path} is corrupt or truncated (${m}). It cannot be read safely; restore it ` +
-            `from a backup or start the query from a new checkpoint.`
+            `The state database ${path} (or its write-ahead log ${path}.wal) is corrupt or truncated (${m}). It ` +
+            `cannot be read safely; restore both from a backup or start the query from a new checkpoint.`
         })
-      : new StateStoreError({ reason, operatorId, path, cause, message: `${what} failed on ${path}: ${m}` })
+      : new StateStoreError({
+          reason,
+          operatorId,
+          path,
+          cause,
+          message: `${what} failed on ${path}: ${m}. Check that the file and its folder are readable and writable and the disk has room, then restart the query.`
+        })
   }
 
 /** Runs `f` on the connection, alone and uninterrupted (a DuckDB call cannot be abandoned halfway). */
@@ -286,7 +295,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
 
     const database = (checkpoint: string, operatorId: number): Effect.Effect<Database, StateStoreError> => {
       const root = nodePath.resolve(checkpoint)
-      const path = nodePath.join(root, "state", "state.duckdb")
+      const path = databasePath(root)
       // Uninterruptible: an open abandoned halfway would leave a DuckDB instance holding the file.
       return registry.withPermits(1)(
         Effect.uninterruptible(
@@ -433,13 +442,20 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
         return h
       })
 
-    const versionNotFound = (h: Handle | StateStoreId, version: number, why: string, path?: string) =>
-      new StateStoreError({
+    const versionNotFound = (h: Handle | StateStoreId, version: number, why: string, path?: string) => {
+      const file = path ?? ("checkpoint" in h ? databasePath(h.checkpoint) : h.db.path)
+      const older = /older than the retained/.test(why)
+      return new StateStoreError({
         reason: "VersionNotFound",
         operatorId: h.operatorId,
-        path,
-        message: `Version ${version} of ${describeStore(h)} cannot be opened: ${why}.`
+        path: file,
+        message:
+          `Version ${version} of ${describeStore(h)} cannot be opened: ${why}. ` +
+          (older
+            ? `The state database ${file} keeps only the last spark.sql.streaming.minBatchesToRetain versions: read a later one.`
+            : `The state database ${file} (with its write-ahead log ${file}.wal) does not hold it: one of them was deleted, replaced or damaged. Restore both from a backup, or start the query from a new checkpoint.`)
       })
+    }
 
     /** Rows and size of a committed version, or the reason it cannot be opened. */
     const versionInfo = (h: Handle, version: number): Effect.Effect<VersionInfo, StateStoreError> => {
@@ -913,6 +929,65 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
             )
       )
 
+    /** Closes one database of this provider (after its background compactions) and forgets it. */
+    const closeDatabase = (db: Database): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const running = [...db.stores.values()].flatMap((h) => (h.maintenance === undefined ? [] : [h.maintenance]))
+        yield* Fiber.awaitAll(running)
+        // Wait for any statement still running on a connection, then close it.
+        for (const c of db.conns) yield* c.lock.withPermits(1)(Effect.sync(() => c.raw.closeSync()))
+        yield* Effect.sync(() => {
+          db.instance.closeSync()
+          held.delete(db.path)
+          databases.delete(db.root)
+        })
+      })
+
+    const discard = (checkpoint: string): Effect.Effect<void, StateStoreError> => {
+      const root = nodePath.resolve(checkpoint)
+      const path = nodePath.join(root, "state", "state.duckdb")
+      return registry.withPermits(1)(
+        Effect.uninterruptible(
+          Effect.gen(function* () {
+            if (closed) return yield* new StateStoreError({ reason: "InvalidUsage", message: "The state store provider is closed." })
+            const db = databases.get(root)
+            if (db !== undefined) {
+              const open = [...db.stores.values()].find((h) => h.writer || h.pins.size > 0)
+              if (open !== undefined) {
+                return yield* new StateStoreError({
+                  reason: "InvalidUsage",
+                  operatorId: open.operatorId,
+                  path,
+                  message: `The state database ${path} cannot be discarded while ${describeStore(open)} is open or read.`
+                })
+              }
+              yield* closeDatabase(db)
+            } else if (held.has(path)) {
+              return yield* new StateStoreError({
+                reason: "InvalidUsage",
+                path,
+                message: `The state database ${path} is in use by another state store provider of this process: stop the query using it first.`
+              })
+            }
+            // The database and its write-ahead log; a database half created by a killed run
+            // cannot even be opened, so the files go without being read.
+            yield* Effect.tryPromise({
+              try: async () => {
+                for (const p of [path, `${path}.wal`]) await nodeFs.rm(p, { force: true })
+              },
+              catch: (cause) =>
+                new StateStoreError({
+                  reason: "Io",
+                  path,
+                  cause,
+                  message: `Could not delete the uncommitted state database ${path}: ${message(cause)}. Delete it (and ${path}.wal) by hand, then restart the query.`
+                })
+            })
+          })
+        )
+      )
+    }
+
     const close = (): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (closed) return
@@ -936,7 +1011,16 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
       })
 
     yield* Effect.addFinalizer(() => close())
-    const provider: StateStoreProvider = { name: "duckdb", open, rollbackTo, read, latestVersion, maintain, close }
+    const provider: StateStoreProvider = {
+      name: "duckdb",
+      open,
+      rollbackTo,
+      read,
+      latestVersion,
+      maintain,
+      discard,
+      close
+    }
     return provider
   })
 

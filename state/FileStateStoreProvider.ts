@@ -135,13 +135,16 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
     const io =
       (h: { readonly operatorId: number }, what: string) =>
       (e: CheckpointError): StateStoreError =>
-        new StateStoreError({
-          reason: "Io",
-          operatorId: h.operatorId,
-          path: e.path,
-          message: `Could not ${what}: ${e.message}`,
-          cause: e
-        })
+        // A file that fails its checksum is corrupt, not unreadable.
+        e.reason === "Corrupt"
+          ? new StateStoreError({ reason: "Corrupt", operatorId: h.operatorId, path: e.path, message: e.message, cause: e })
+          : new StateStoreError({
+              reason: "Io",
+              operatorId: h.operatorId,
+              path: e.path,
+              message: `Could not ${what}: ${e.message}`,
+              cause: e
+            })
 
     const handleFor = (id: StateStoreId): Handle => {
       const root = fs.resolve(id.checkpoint)
@@ -246,8 +249,12 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
       new StateStoreError({
         reason: "VersionNotFound",
         operatorId: h.operatorId,
-        path: h.dir,
-        message: `Version ${version} of ${describeStore(h)} cannot be opened: ${why}.`
+        path: version > h.latest ? fileOf(h, version, "delta") : h.dir,
+        message:
+          `Version ${version} of ${describeStore(h)} cannot be opened: ${why}. ` +
+          (version > h.latest
+            ? `Its state file ${fileOf(h, version, "delta")} is missing from ${h.dir}, with any of versions ${h.latest + 1} to ${version}: restore the folder from a backup, or start the query from a new checkpoint.`
+            : `The state folder ${h.dir} keeps only the last spark.sql.streaming.minBatchesToRetain versions: read a later one.`)
       })
 
     /** Rebuilds `version` from its files: the latest snapshot at or below it, then the deltas after it. */
@@ -275,7 +282,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
                 reason: "Corrupt",
                 operatorId: h.operatorId,
                 path,
-                message: `The state file ${path}, needed for version ${version} of ${describeStore(h)}, is missing.`
+                message: `The state file ${path}, needed for version ${version} of ${describeStore(h)}, is missing: restore it from a backup, or start the query from a new checkpoint.`
               })
             }
             const n = applyFile(kind, text, path, map, h.operatorId)
@@ -289,7 +296,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
               reason: "Corrupt",
               operatorId: h.operatorId,
               path,
-              message: `The state file ${path}, needed for version ${version} of ${describeStore(h)}, is missing.`
+              message: `The state file ${path}, needed for version ${version} of ${describeStore(h)}, is missing: restore it from a backup, or start the query from a new checkpoint.`
             })
           }
           yield* read(v, "delta")
@@ -613,6 +620,38 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         closed ? Effect.void : Effect.forEach([...handles.values()], (h) => maintainHandle(h), { discard: true })
       )
 
+    const discard = (checkpoint: string): Effect.Effect<void, StateStoreError> =>
+      Effect.gen(function* () {
+        if (closed) return yield* closedError({ operatorId: -1 })
+        const root = fs.resolve(checkpoint)
+        const mine = [...handles.entries()].filter(([key]) => key.startsWith(`${root}\u0000`))
+        const open = mine.find(([, h]) => h.writer)
+        if (open !== undefined) {
+          return yield* new StateStoreError({
+            reason: "InvalidUsage",
+            operatorId: open[1].operatorId,
+            path: open[1].dir,
+            message: `The state of ${root} cannot be discarded while ${describeStore(open[1])} is open.`
+          })
+        }
+        yield* Fiber.awaitAll(mine.flatMap(([, h]) => (h.maintenance === undefined ? [] : [h.maintenance])))
+        for (const [key] of mine) handles.delete(key)
+        // Each operator's partition folder (`state/<operatorId>/0`, the default store and the
+        // others below it); `state/<operatorId>/_metadata` belongs to the engine.
+        const stateDir = fs.join(root, "state")
+        const removeFailed = (e: CheckpointError) =>
+          new StateStoreError({
+            reason: "Io",
+            path: e.path,
+            cause: e,
+            message: `Could not delete the uncommitted state in ${e.path}: ${e.message}. Delete it by hand, then restart the query.`
+          })
+        const operators = yield* Effect.mapError(fs.list(stateDir), removeFailed)
+        for (const name of operators) {
+          if (/^\d+$/.test(name)) yield* Effect.mapError(fs.remove(fs.join(stateDir, name, "0")), removeFailed)
+        }
+      })
+
     const close = (): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (closed) return
@@ -623,7 +662,16 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
       })
 
     yield* Effect.addFinalizer(() => close())
-    const provider: StateStoreProvider = { name: "memory", open, rollbackTo, read, latestVersion, maintain, close }
+    const provider: StateStoreProvider = {
+      name: "memory",
+      open,
+      rollbackTo,
+      read,
+      latestVersion,
+      maintain,
+      discard,
+      close
+    }
     return provider
   })
 

@@ -14,14 +14,24 @@
  * `Session.layer({ checkpointFileSystem })`. It costs one to two disk flushes per write (each
  * micro-batch writes two log files), from a few to tens of milliseconds each.
  *
+ * Checksums. Every file written gets Hadoop's checksum file beside it (`.<name>.crc`, see
+ * `core/Checksum.ts`), as Spark's checkpoints on a local file system have, written once the file
+ * is in place; `readText` checks a file against it when there is one, so a bit flip or a
+ * truncation fails with a `Corrupt` error naming the file instead of being read as another
+ * offset, commit or state. A file without one (written by an older version, or killed between
+ * the two writes) is read unchecked. `list` leaves checksum files out and `remove` removes them
+ * with their file.
+ *
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
+import { Buffer } from "node:buffer"
 import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
 import type { CheckpointFileSystem } from "../core/CheckpointFileSystem.ts"
+import { checksumFile, checksumFileName, isChecksumFileName, verifyChecksumFile } from "../core/Checksum.ts"
 import { CheckpointError } from "../core/Errors.ts"
 
 const io = (p: string, what: string) => (cause: unknown) =>
@@ -33,6 +43,49 @@ const io = (p: string, what: string) => (cause: unknown) =>
   })
 
 const code = (e: unknown): string | undefined => (e as { code?: string } | null)?.code
+
+/** The checksum file beside `p`. */
+const crcPathOf = (p: string): string => path.join(path.dirname(p), checksumFileName(path.basename(p)))
+
+/** A temporary name in `p`'s folder. */
+const tmpPathOf = (p: string): string => path.join(path.dirname(p), `.${path.basename(p)}.${randomUUID()}.tmp`)
+
+/** Writes `p`'s checksum file (to a temporary name, then renamed over any old one). */
+const writeChecksumSync = (p: string, data: Uint8Array): void => {
+  const crc = crcPathOf(p)
+  const tmp = tmpPathOf(crc)
+  fsSync.writeFileSync(tmp, checksumFile(data))
+  try {
+    fsSync.renameSync(tmp, crc)
+  } catch (e) {
+    fsSync.rmSync(tmp, { force: true })
+    throw e
+  }
+}
+
+/**
+ * The error for a file that does not match its checksum file: a bit flip, a truncation, or an
+ * edit by hand that left the checksum file as it was.
+ */
+const checksumMismatch = (p: string, why: string): CheckpointError =>
+  new CheckpointError({
+    reason: "Corrupt",
+    path: p,
+    message: `The checkpoint file ${p} is damaged: ${why} (checked against ${crcPathOf(p)}). Restore it from a backup, or start the query from a new checkpoint. (A file edited by hand must have its checksum file deleted.)`
+  })
+
+/** Checks `data`, read from `p`, against `p`'s checksum file, if there is one. */
+const verifySync = (p: string, data: Uint8Array): void => {
+  let crc: Uint8Array
+  try {
+    crc = fsSync.readFileSync(crcPathOf(p))
+  } catch (e) {
+    if (code(e) === "ENOENT") return
+    throw e
+  }
+  const why = verifyChecksumFile(data, crc)
+  if (why !== undefined) throw checksumMismatch(p, why)
+}
 
 /**
  * Options of `makeNodeCheckpointFileSystem`.
@@ -58,21 +111,26 @@ const SMALL_WRITE_CHARS = 16 * 1024
 /** `writeAtomic` of a small file without flushing, in synchronous calls (see `SMALL_WRITE_CHARS`). */
 const writeSmallAtomic = (p: string, text: string, overwrite: boolean): boolean => {
   const dir = path.dirname(p)
-  const tmp = path.join(dir, `.${path.basename(p)}.${randomUUID()}.tmp`)
+  const tmp = tmpPathOf(p)
+  const data = Buffer.from(text, "utf8")
   try {
-    fsSync.writeFileSync(tmp, text, "utf8")
+    fsSync.writeFileSync(tmp, data)
   } catch (e) {
     if (code(e) !== "ENOENT") throw e
     fsSync.mkdirSync(dir, { recursive: true })
-    fsSync.writeFileSync(tmp, text, "utf8")
+    fsSync.writeFileSync(tmp, data)
   }
   if (overwrite) {
     try {
+      // The old checksum goes first: a kill before the new one leaves the file unchecked, never
+      // checked against the checksum of its previous content.
+      fsSync.rmSync(crcPathOf(p), { force: true })
       fsSync.renameSync(tmp, p)
     } catch (e) {
       fsSync.rmSync(tmp, { force: true })
       throw e
     }
+    writeChecksumSync(p, data)
     return true
   }
   try {
@@ -83,6 +141,7 @@ const writeSmallAtomic = (p: string, text: string, overwrite: boolean): boolean 
   } finally {
     fsSync.rmSync(tmp, { force: true })
   }
+  writeChecksumSync(p, data)
   return true
 }
 
@@ -117,12 +176,12 @@ export const makeNodeCheckpointFileSystem = (options: NodeCheckpointFileSystemOp
   const durable = options.fsync === true
 
   /** Writes the temporary file, creating its folder when it is missing. */
-  const writeTemp = async (dir: string, tmp: string, text: string): Promise<void> => {
+  const writeTemp = async (dir: string, tmp: string, data: Uint8Array): Promise<void> => {
     const write = async () => {
-      if (!durable) return fs.writeFile(tmp, text, "utf8")
+      if (!durable) return fs.writeFile(tmp, data)
       const handle = await fs.open(tmp, "w")
       try {
-        await handle.writeFile(text, "utf8")
+        await handle.writeFile(data)
         await handle.sync()
       } finally {
         await handle.close()
@@ -138,18 +197,35 @@ export const makeNodeCheckpointFileSystem = (options: NodeCheckpointFileSystemOp
     }
   }
 
+  /** Writes `p`'s checksum file (flushed like the file itself when durable). */
+  const writeChecksum = async (p: string, data: Uint8Array): Promise<void> => {
+    const crc = crcPathOf(p)
+    const tmp = tmpPathOf(crc)
+    await writeTemp(path.dirname(p), tmp, checksumFile(data))
+    try {
+      await fs.rename(tmp, crc)
+    } catch (e) {
+      await fs.rm(tmp, { force: true })
+      throw e
+    }
+    if (durable) await syncDir(path.dirname(p))
+  }
+
   return {
     readText: (p) =>
       Effect.tryPromise({
         try: async () => {
+          let data: Buffer
           try {
-            return await fs.readFile(p, "utf8")
+            data = await fs.readFile(p)
           } catch (e) {
             if (code(e) === "ENOENT") return undefined
             throw e
           }
+          verifySync(p, data)
+          return data.toString("utf8")
         },
-        catch: io(p, "read")
+        catch: (e) => (e instanceof CheckpointError ? e : io(p, "read")(e))
       }),
     writeAtomic: (p, text, overwrite) =>
       !durable && text.length <= SMALL_WRITE_CHARS
@@ -157,16 +233,20 @@ export const makeNodeCheckpointFileSystem = (options: NodeCheckpointFileSystemOp
         : Effect.tryPromise({
             try: async () => {
               const dir = path.dirname(p)
-              const tmp = path.join(dir, `.${path.basename(p)}.${randomUUID()}.tmp`)
-              await writeTemp(dir, tmp, text)
+              const tmp = tmpPathOf(p)
+              const data = Buffer.from(text, "utf8")
+              await writeTemp(dir, tmp, data)
               if (overwrite) {
                 try {
+                  // The old checksum goes first (see writeSmallAtomic).
+                  await fs.rm(crcPathOf(p), { force: true })
                   await fs.rename(tmp, p)
                 } catch (e) {
                   await fs.rm(tmp, { force: true })
                   throw e
                 }
                 if (durable) await syncDir(dir)
+                await writeChecksum(p, data)
                 return true
               }
               try {
@@ -178,6 +258,7 @@ export const makeNodeCheckpointFileSystem = (options: NodeCheckpointFileSystemOp
                 await fs.rm(tmp, { force: true })
               }
               if (durable) await syncDir(dir)
+              await writeChecksum(p, data)
               return true
             },
             catch: io(p, "write")
@@ -186,7 +267,7 @@ export const makeNodeCheckpointFileSystem = (options: NodeCheckpointFileSystemOp
       Effect.tryPromise({
         try: async () => {
           try {
-            return await fs.readdir(dir)
+            return (await fs.readdir(dir)).filter((n) => !isChecksumFileName(n))
           } catch (e) {
             if (code(e) === "ENOENT") return []
             throw e
@@ -196,7 +277,10 @@ export const makeNodeCheckpointFileSystem = (options: NodeCheckpointFileSystemOp
       }),
     remove: (p) =>
       Effect.tryPromise({
-        try: () => fs.rm(p, { recursive: true, force: true }),
+        try: async () => {
+          await fs.rm(p, { recursive: true, force: true })
+          await fs.rm(crcPathOf(p), { force: true })
+        },
         catch: io(p, "remove")
       }),
     mkdirs: (dir) =>

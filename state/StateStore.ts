@@ -193,6 +193,14 @@ export interface StateStoreProvider {
    * providers fork it in the background every few commits, and the engine may call it too.
    */
   readonly maintain: () => Effect.Effect<void, StateStoreError>
+  /**
+   * Deletes all state this provider keeps for `checkpoint` (every operator and store), whether
+   * its files can be read or not. The engine calls it only for a checkpoint whose commit log has
+   * no entry: no committed batch refers to that state, so it is disposable (a run killed while
+   * the first batch, or the state database itself, was being written leaves such state, possibly
+   * half written). Fails with `InvalidUsage` while a store of the checkpoint is open.
+   */
+  readonly discard: (checkpoint: string) => Effect.Effect<void, StateStoreError>
   /** Waits for background maintenance, then closes files and connections. Idempotent. */
   readonly close: () => Effect.Effect<void>
 }

@@ -28,7 +28,13 @@ import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import { type Options, option } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import { OptionReader, invalidOption, parseOptions } from "./FileSourceOptions.ts"
-import { ancestorIsMetadataDirectory, fromUrlPath, hasSinkMetadata, sinkLogFiles } from "./FileStreamLog.ts"
+import {
+  ancestorIsMetadataDirectory,
+  checkSinkFiles,
+  fromUrlPath,
+  hasSinkMetadata,
+  sinkLogFiles
+} from "./FileStreamLog.ts"
 import { discoverPartitions } from "./PartitionDiscovery.ts"
 
 /** One file to read, with the values of the partition columns of its directory. */
@@ -305,16 +311,21 @@ export const listFiles = (
 
     // every data file under the roots; a root file is filtered by its own name too
     const all: Array<Listed> = []
-    if (
+    const fromSinkLog =
       !ignoreSinkMetadata &&
       allPaths.length === 1 &&
       roots.length === 1 &&
       !isGlobPath(allPaths[0]) &&
       hasSinkMetadata(roots[0].path)
-    ) {
+    if (fromSinkLog) {
       // Spark's `MetadataLogFileIndex`: a folder written by the streaming file sink holds
-      // exactly the files its `_spark_metadata` log lists (files of failed batches are not data)
-      for (const s of yield* sinkLogFiles(roots[0].path, connector)) {
+      // exactly the files its `_spark_metadata` log lists (files of failed batches are not
+      // data), at the paths logged — outside the folder when it was copied or moved. Beyond
+      // Spark, each file must exist with the size logged, so a moved folder or a damaged file
+      // fails naming the file instead of reading nothing or something else.
+      const statuses = yield* sinkLogFiles(roots[0].path, connector)
+      yield* checkSinkFiles(connector, roots[0].path, statuses)
+      for (const s of statuses) {
         const p = fromUrlPath(s.path)
         all.push({ path: p, dir: nodePath.dirname(p), size: s.size, mtime: s.modificationTime })
       }
@@ -378,7 +389,7 @@ export const listFiles = (
       const rootFiles = new Set(roots.filter((r) => !r.isDir).map((r) => r.path))
       return finish(
         matching
-          .filter((f) => rootFiles.has(f.path) || rootDirs.has(f.dir))
+          .filter((f) => fromSinkLog || rootFiles.has(f.path) || rootDirs.has(f.dir))
           .map((f) => ({ path: f.path, size: f.size, modificationTime: f.mtime, partitionValues: [] })),
         noPartitions
       )

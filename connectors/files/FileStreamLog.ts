@@ -22,9 +22,11 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
+import { Buffer } from "node:buffer"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { Clock, Effect } from "effect"
+import { checksumFile, checksumFileName, verifyChecksumFile } from "../../core/Checksum.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import { timeStringAsMs } from "./FileStreamOptions.ts"
 
@@ -47,15 +49,44 @@ export interface LogFiles {
 
 const code = (e: unknown): string | undefined => (e as { code?: string } | null)?.code
 
-/** `LogFiles` on `node:fs` (Node and Deno). */
+/** A log file that does not match its checksum file (`NodeLogFiles.read` throws it). */
+export class LogChecksumMismatch extends Error {
+  readonly why: string
+  constructor(why: string) {
+    super(why)
+    this.why = why
+  }
+}
+
+const crcPathOf = (p: string): string => nodePath.join(nodePath.dirname(p), checksumFileName(nodePath.basename(p)))
+
+/**
+ * `LogFiles` on `node:fs` (Node and Deno). As Hadoop's local file system does for Spark, each
+ * file written gets a checksum file beside it (`.<name>.crc`, `core/Checksum.ts`), written once
+ * the file is in place, and `read` checks a file against it when there is one: a bit flip or a
+ * truncation (even one at a line boundary, which leaves valid lines) is detected, never read as
+ * other entries.
+ */
 export const NodeLogFiles: LogFiles = {
   read: (p) => {
+    let data: Buffer
     try {
-      return fs.readFileSync(p, "utf8")
+      data = fs.readFileSync(p)
     } catch (e) {
       if (code(e) === "ENOENT") return undefined
       throw e
     }
+    let crc: Buffer | undefined
+    try {
+      crc = fs.readFileSync(crcPathOf(p))
+    } catch (e) {
+      if (code(e) !== "ENOENT") throw e
+    }
+    if (crc !== undefined) {
+      const why = verifyChecksumFile(data, crc)
+      if (why !== undefined) throw new LogChecksumMismatch(why)
+    }
+    return data.toString("utf8")
   },
   list: (dir) => {
     try {
@@ -69,9 +100,10 @@ export const NodeLogFiles: LogFiles = {
     const dir = nodePath.dirname(p)
     fs.mkdirSync(dir, { recursive: true })
     const tmp = nodePath.join(dir, `.${nodePath.basename(p)}.${randomUUID()}.tmp`)
+    const data = Buffer.from(text, "utf8")
     const fd = fs.openSync(tmp, "w")
     try {
-      fs.writeSync(fd, text)
+      fs.writeSync(fd, data)
       fs.fsyncSync(fd)
     } finally {
       fs.closeSync(fd)
@@ -79,15 +111,28 @@ export const NodeLogFiles: LogFiles = {
     try {
       // a hard link fails when the target exists: two writers of one batch id cannot both win
       fs.linkSync(tmp, p)
-      return true
     } catch (e) {
       if (code(e) === "EEXIST") return false
       throw e
     } finally {
       fs.rmSync(tmp, { force: true })
     }
+    // Only the writer that won writes the checksum; a kill before it leaves the file unchecked.
+    const crc = crcPathOf(p)
+    const crcTmp = nodePath.join(dir, `.${nodePath.basename(crc)}.${randomUUID()}.tmp`)
+    fs.writeFileSync(crcTmp, checksumFile(data))
+    try {
+      fs.renameSync(crcTmp, crc)
+    } catch (e) {
+      fs.rmSync(crcTmp, { force: true })
+      throw e
+    }
+    return true
   },
-  remove: (p) => fs.rmSync(p, { force: true }),
+  remove: (p) => {
+    fs.rmSync(p, { force: true })
+    fs.rmSync(crcPathOf(p), { force: true })
+  },
   modificationTime: (p) => {
     const st = fs.statSync(p, { throwIfNoEntry: false })
     return st === undefined ? undefined : Math.floor(st.mtimeMs)
@@ -117,17 +162,36 @@ export const allValidBatches = (batchId: number, compactInterval: number): Array
 }
 
 /**
- * Spark's `deriveCompactInterval`: with one `.compact` file already there, an interval that
- * divides its batch id + 1 and is at least the default where possible (SPARK-18187).
+ * The intervals a single `.compact` file at `latestCompactBatchId` allows, best first: Spark's
+ * `deriveCompactInterval` order (SPARK-18187) — the interval that divides its batch id + 1 and
+ * is at least the default where possible, else batch id + 1.
+ *
+ * One boundary differs from Spark: Spark looks for a divisor only when the default is *below*
+ * half of batch id + 1, so with the default exactly half (5.compact and interval 3) it picks 6,
+ * although 3 divides 6 — and a checkpoint whose log holds one compaction after retention
+ * (`5.compact, 6, 7` with `minBatchesToRetain=2`, `compactInterval=3`, as Spark's own
+ * FileStreamSinkLogSuite "delete expired file" leaves it) restarts with another interval than
+ * it was written with, and the log destroys itself a few batches later. Here the default is a
+ * candidate whenever it divides: an unchanged default is always derived back.
  */
-export const deriveCompactInterval = (defaultInterval: number, latestCompactBatchId: number): number => {
+export const compactIntervalCandidates = (defaultInterval: number, latestCompactBatchId: number): Array<number> => {
   const n = latestCompactBatchId + 1
-  if (n <= defaultInterval) return n
-  if (defaultInterval < n / 2) {
-    for (let i = defaultInterval; i <= Math.floor(n / 2); i++) if (n % i === 0) return i
+  if (n <= defaultInterval) return [n]
+  const out: Array<number> = []
+  if (defaultInterval <= Math.floor(n / 2)) {
+    for (let i = defaultInterval; i <= Math.floor(n / 2); i++) if (n % i === 0) out.push(i)
   }
-  return n
+  out.push(n)
+  return out
 }
+
+/**
+ * Spark's `deriveCompactInterval`: with one `.compact` file already there, an interval that
+ * divides its batch id + 1 and is at least the default where possible (SPARK-18187); see
+ * `compactIntervalCandidates` for the one boundary that differs.
+ */
+export const deriveCompactInterval = (defaultInterval: number, latestCompactBatchId: number): number =>
+  compactIntervalCandidates(defaultInterval, latestCompactBatchId)[0]
 
 const batchIdOfName = (name: string): number | undefined => {
   const m = /^(\d+)(\.compact)?$/.exec(name)
@@ -215,7 +279,7 @@ const logError = (connector: string, path: string, message: string, cause?: unkn
     connector,
     domain: "external",
     retryable: false,
-    message: `The metadata log file ${path} ${message}`,
+    message: `The metadata log file ${path} ${message}. Restore it from a backup, or start over with a new checkpoint (a source) or output folder (a sink).`,
     cause
   })
 
@@ -239,7 +303,9 @@ export class CompactibleFileStreamLog<A> {
       catch: (e) =>
         e instanceof ConnectorError
           ? e
-          : logError(
+          : e instanceof LogChecksumMismatch
+            ? logError(this.settings.connector, path, `is damaged: ${e.why} (checked against ${crcPathOf(path)})`)
+            : logError(
               this.settings.connector,
               path,
               `could not be ${what}: ${e instanceof Error ? e.message : String(e)}`,
@@ -269,7 +335,14 @@ export class CompactibleFileStreamLog<A> {
         .sort((a, b) => b - a)
       let interval = this.settings.defaultCompactInterval
       if (compacts.length >= 2) interval = compacts[0] - compacts[1]
-      else if (compacts.length === 1) interval = deriveCompactInterval(interval, compacts[0])
+      else if (compacts.length === 1) {
+        // Of the intervals the compaction allows, the first under which none of the plain batch
+        // files written after it falls on a compaction batch: those files were written with the
+        // old interval, and a new one must not expect a `.compact` file where there is none.
+        const latest = names.length === 0 ? compacts[0] : names[names.length - 1][0]
+        const candidates = compactIntervalCandidates(interval, compacts[0])
+        interval = candidates.find((c) => latest - compacts[0] < c) ?? candidates[0]
+      }
       this.#interval = interval
       return interval
     })
@@ -563,7 +636,73 @@ export const sinkLogFiles = (
   outputDir: string,
   connector: string
 ): Effect.Effect<ReadonlyArray<SinkFileStatus>, ConnectorError> =>
-  Effect.map(sinkLog(outputDir, { ...defaultLogSettings(connector), deleteExpired: false }).allEntries(), (all) => {
-    const deleted = new Set(all.filter((s) => s.action === "delete").map((s) => s.path))
-    return all.filter((s) => !s.isDir && s.action !== "delete" && !deleted.has(s.path))
+  Effect.map(sinkLog(outputDir, { ...defaultLogSettings(connector), deleteExpired: false }).allEntries(), visibleFiles)
+
+/** The data files of a sink log's entries: directories and files a `delete` entry removed are left out. */
+export const visibleFiles = (all: ReadonlyArray<SinkFileStatus>): ReadonlyArray<SinkFileStatus> => {
+  const deleted = new Set(all.filter((s) => s.action === "delete").map((s) => s.path))
+  return all.filter((s) => !s.isDir && s.action !== "delete" && !deleted.has(s.path))
+}
+
+/**
+ * Beyond Spark: every file a sink log lists exists with the size logged (Spark's
+ * `SinkFileStatus.size`). A missing file means the folder was moved or copied (the log keeps
+ * absolute paths) or the file was deleted; another size means it was damaged or replaced.
+ * Either fails naming the file: a read of the folder never returns fewer or other rows than the
+ * log promises.
+ *
+ * @since 0.1.0
+ */
+export const checkSinkFiles = (
+  connector: string,
+  outputDir: string,
+  statuses: ReadonlyArray<SinkFileStatus>
+): Effect.Effect<void, ConnectorError> =>
+  Effect.suspend(() => {
+    const metadata = nodePath.join(outputDir, SINK_METADATA_DIR)
+    for (const s of statuses) {
+      const file = fromUrlPath(s.path)
+      let size: number | undefined
+      try {
+        size = fs.statSync(file).size
+      } catch (e) {
+        if (code(e) !== "ENOENT" && code(e) !== "ENOTDIR") {
+          return Effect.fail(
+            new ConnectorError({
+              connector,
+              domain: "external",
+              retryable: true,
+              message: `Could not read ${file}, listed in ${metadata}: ${e instanceof Error ? e.message : String(e)}`,
+              cause: e
+            })
+          )
+        }
+      }
+      if (size === undefined) {
+        const outside = !file.startsWith(`${nodePath.resolve(outputDir)}${nodePath.sep}`)
+        return Effect.fail(
+          new ConnectorError({
+            connector,
+            domain: "user",
+            retryable: false,
+            message:
+              `The file ${file}, listed in the sink log ${metadata}, does not exist. ` +
+              (outside
+                ? `The log records absolute paths, and this one is outside ${outputDir}: the folder was moved or copied from where the sink wrote it. Read it where it was written, or read the files it holds now without the log: a glob path such as ${nodePath.join(outputDir, "*")} (with the basePath option for partition columns) or, for a stream, spark.sql.streaming.fileStreamSink.ignoreMetadata=true — which also reads files of failed batches.`
+                : `It was deleted: restore it, or read the files the folder holds now without the log: a glob path such as ${nodePath.join(outputDir, "*")} or, for a stream, spark.sql.streaming.fileStreamSink.ignoreMetadata=true — which also reads files of failed batches.`)
+          })
+        )
+      }
+      if (size !== s.size) {
+        return Effect.fail(
+          new ConnectorError({
+            connector,
+            domain: "user",
+            retryable: false,
+            message: `The file ${file} has ${size} bytes, but the sink log ${metadata} recorded ${s.size} when the sink wrote it: it was damaged or replaced. Restore it from a backup.`
+          })
+        )
+      }
+    }
+    return Effect.void
   })

@@ -22,12 +22,14 @@ import { option } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { Sink, SinkContext, SinkFormat } from "../../core/Streaming.ts"
 import {
+  checkSinkFiles,
   logSettingsFromConf,
   type LogFiles,
   NodeLogFiles,
   type SinkFileStatus,
   sinkLog,
-  toUrlPath
+  toUrlPath,
+  visibleFiles
 } from "./FileStreamLog.ts"
 import { sqlType } from "./FileSourceOptions.ts"
 import { timeStringAsMs } from "./FileStreamOptions.ts"
@@ -117,6 +119,11 @@ const makeSink = (
       retain: retentionMs === undefined ? undefined : (modified, now) => now - modified <= retentionMs
     })
 
+    // Beyond Spark: at every start the sink checks its own log — every log file it reads is
+    // intact and every file it lists exists with the size logged — so a damaged output folder
+    // fails the query before its first batch rather than a later read of the folder.
+    if ((yield* log.latestBatchId()) >= 0) yield* checkSinkFiles(name, out, visibleFiles(yield* log.allEntries()))
+
     const ioError = (path: string, cause: unknown) =>
       new ConnectorError({
         connector: name,
@@ -166,6 +173,18 @@ const makeSink = (
           if (batch.batchId <= latest) {
             yield* Effect.logInfo(`Skipping already committed batch ${batch.batchId}`)
             return
+          }
+          // Beyond Spark: the engine runs a batch only after the sink wrote the one before it, so
+          // a log that ends earlier lost its latest files; writing on would leave a gap that
+          // every read of the folder trips over. (A log that is empty is a new output folder.)
+          if (latest >= 0 && batch.batchId > latest + 1) {
+            const missing = yield* log.pathOf(latest + 1)
+            return yield* new ConnectorError({
+              connector: name,
+              domain: "user",
+              retryable: false,
+              message: `The sink log ${nodePath.join(out, "_spark_metadata")} ends at batch ${latest}, but the query is at batch ${batch.batchId}: ${missing} (and any batch after it) is missing. Restore it from a backup, or write to a new output folder.`
+            })
           }
           if (Exit.isFailure(prepared)) {
             const error = Cause.squash(prepared.cause)

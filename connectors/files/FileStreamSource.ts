@@ -23,7 +23,7 @@ import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { Cause, Effect, Exit } from "effect"
 import * as T from "../../core/DataType.ts"
-import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
+import { AnalysisError, CheckpointError, ConnectorError } from "../../core/Errors.ts"
 import { type BatchFormat, type Options, option } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { MicroBatchSource, ReadLimit, SourceContext, SourceFormat } from "../../core/Streaming.ts"
@@ -462,6 +462,19 @@ const makeSource = (
         Effect.gen(function* () {
           const e = asOffset(end)
           if (e === undefined) return yield* offsetError(end)
+          // The source log is written before the offset log, so it always reaches every logged
+          // offset. When it does not, its latest files are gone (a deleted `N.compact`): taking
+          // new files under the same ids would re-log the batch's files and end the run early
+          // (AvailableNow) or read them twice; the restart fails naming what is missing instead.
+          if (e > currentLogOffset) {
+            const first = yield* log.pathOf(currentLogOffset + 1)
+            const last = yield* log.pathOf(e)
+            return yield* new CheckpointError({
+              reason: "LogGap",
+              path: first,
+              message: `The file source log ${ctx.metadataPath} ends at batch ${currentLogOffset}, but the checkpoint's offset log refers to batch ${e}: ${first}${e > currentLogOffset + 1 ? ` to ${last}` : ""} is missing. Restore it from a backup, or start the query from a new checkpoint (which reads every file of the source again).`
+            })
+          }
           // the engine commits the last committed batch again on a restart: Spark cleans its
           // files only once the next batch is planned
           if (o.cleanSource === "OFF" || !planned) return
@@ -478,9 +491,8 @@ const makeSource = (
         }),
       decodeOffset: (json) => {
         const n = asOffset(json)
-        return n === undefined
-          ? Effect.fail(offsetError(json))
-          : Effect.succeed<FileStreamSourceOffset>({ logOffset: n })
+        if (n === undefined) return Effect.fail(offsetError(json))
+        return Effect.succeed<FileStreamSourceOffset>({ logOffset: n })
       },
       prepareForTriggerAvailableNow: () =>
         Effect.map(fetchAllFiles, (files) => {

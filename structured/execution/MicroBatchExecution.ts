@@ -424,6 +424,17 @@ export class MicroBatchExecution implements StreamingQuery {
       const initial: Array<Offset> = []
       for (const s of sources) initial.push(yield* s.initialOffset())
       if (latest === undefined) {
+        const committed = yield* this.#commitLog.batchIds()
+        if (committed.length > 0) {
+          // The offsets a committed batch ran with are gone: starting over would re-read every
+          // source from its start into a sink that already holds those batches.
+          const missing = this.config.fs.join(this.#offsetLog.dir, String(committed[committed.length - 1]))
+          return yield* new CheckpointError({
+            reason: "LogGap",
+            path: missing,
+            message: `The offset log of ${this.config.checkpoint} is empty but its commit log holds batches ${committed[0]} to ${committed[committed.length - 1]}: ${missing} and the offset files before it are missing. Restore the offsets folder from a backup, or start the query from a new checkpoint.`
+          })
+        }
         this.#committed = initial
         this.#currentBatchId = 0
         yield* this.prepareState(-1)
@@ -504,10 +515,11 @@ export class MicroBatchExecution implements StreamingQuery {
         }
         return
       }
+      const missing = this.config.fs.join(this.#offsetLog.dir, String(lastCommit?.[0]))
       return yield* new CheckpointError({
         reason: "LogGap",
-        path: this.#commitLog.dir,
-        message: `The commit log of ${this.config.checkpoint} ends at batch ${lastCommit?.[0]} but the offset log at batch ${n}: batches in between are missing. Concurrent update to the log, or files were deleted.`
+        path: missing,
+        message: `The commit log of ${this.config.checkpoint} ends at batch ${lastCommit?.[0]} but the offset log at batch ${n}: ${missing} (and any offset file after ${n}) is missing — a concurrent update to the log, or files were deleted. Restore the offsets folder from a backup, or start the query from a new checkpoint.`
       })
     })
   }
@@ -527,6 +539,12 @@ export class MicroBatchExecution implements StreamingQuery {
           reason: "InvalidUsage",
           message: `The state in ${this.config.checkpoint} was written by the '${written}' state store provider, but this session uses '${provider.name}'. A checkpoint keeps its provider for life: restart the query in a session made with Session.layer({ stateStore: "${written}" }), or use a new checkpoint.`
         })
+      }
+      // State that no committed batch refers to is disposable: a run killed before its first
+      // commit may have left it half written (a DuckDB file killed while being created cannot
+      // even be opened), and the first batch writes it again from nothing.
+      if (lastCommitted === -1 && this.#stateful.length > 0 && (yield* this.#commitLog.batchIds()).length === 0) {
+        yield* provider.discard(this.config.checkpoint)
       }
       for (const op of this.#stateful) {
         for (const store of op.stores) {

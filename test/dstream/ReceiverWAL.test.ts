@@ -3,6 +3,7 @@
  * the log's layout and fsync'd blocks, recovery through `getOrCreate` of the records that no
  * completed batch consumed, and the cleanup of consumed log files.
  */
+import { crc32 } from "../../core/Checksum.ts"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -71,7 +72,10 @@ describe("receiver write-ahead log", () => {
       r1.storeAll([{ n: 4 }])
       assert.deepStrictEqual(logFiles(dir), ["log-0"])
       const lines = fs.readFileSync(path.join(dir, "receivedData", "0", "log-0"), "utf8")
-      assert.strictEqual(lines, '[{"n":0},{"n":1},{"n":2}]\n[{"n":3}]\n[{"n":4}]\n')
+      // one line per block: the block's CRC-32 (8 hex digits), a tab, the block as JSON
+      const crc = (json: string) => crc32(new TextEncoder().encode(json)).toString(16).padStart(8, "0")
+      const blocks = ['[{"n":0},{"n":1},{"n":2}]', '[{"n":3}]', '[{"n":4}]']
+      assert.strictEqual(lines, blocks.map((b) => `${crc(b)}\t${b}\n`).join(""))
       const done1 = yield* batchDone(ssc1, 1000)
       yield* TestClock.adjust(1000)
       yield* Deferred.await(done1)

@@ -59,7 +59,8 @@ const spec = (checkpoint: string, version: number, storeName = "default") => ({
   minBatchesToRetain: 3
 })
 
-const list = (dir: string) => Effect.promise(async () => (await fs.readdir(dir)).sort())
+/** A folder's names without the checksum files beside each (`.<name>.crc`, NodeCheckpointFileSystem). */
+const list = (dir: string) => Effect.promise(async () => (await fs.readdir(dir)).filter((n) => !n.endsWith(".crc")).sort())
 
 describe("FileStateStoreProvider", () => {
   it.effect("writes one delta file per commit, snapshots and cleans up in maintenance (Spark's layout)", () =>

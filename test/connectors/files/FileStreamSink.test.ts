@@ -35,7 +35,7 @@ describe("FileStreamSink", () => {
       yield* q.processAllAvailable()
       yield* q.stop()
 
-      assert.deepStrictEqual(fs.readdirSync(path.join(out, "_spark_metadata")).sort(), ["0", "1"])
+      assert.deepStrictEqual(fs.readdirSync(path.join(out, "_spark_metadata")).sort(), [".0.crc", ".1.crc", "0", "1"])
       const log0 = readText(path.join(out, "_spark_metadata", "0")).split("\n")
       assert.strictEqual(log0[0], "v1")
       assert.strictEqual(log0.length, 2)
@@ -130,7 +130,7 @@ describe("FileStreamSink", () => {
       yield* input.addData([{ id: 3 }])
       yield* q2.processAllAvailable()
       yield* q2.stop()
-      assert.deepStrictEqual(fs.readdirSync(path.join(out, "_spark_metadata")).sort(), ["0", "1"])
+      assert.deepStrictEqual(fs.readdirSync(path.join(out, "_spark_metadata")).sort(), [".0.crc", ".1.crc", "0", "1"])
       assert.strictEqual(dataFiles(out).length, before.length + 2)
       const back = yield* spark.read.schema("id INT").json(out)
       const ids = ((yield* back.collect()) as ReadonlyArray<{ id: number }>).map((r) => r.id).sort()
@@ -155,6 +155,7 @@ describe("FileStreamSink", () => {
       yield* q.stop()
       const log = fs
         .readdirSync(path.join(out, "_spark_metadata"))
+        .filter((n) => !n.endsWith(".crc"))
         .sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10))
       assert.deepStrictEqual(log, ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9.compact", "10", "11"])
       const compact = readText(path.join(out, "_spark_metadata", "9.compact")).split("\n")

@@ -6,7 +6,7 @@
  */
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { TestClock, TestConsole } from "effect/testing"
@@ -20,11 +20,19 @@ const v = (...xs: ReadonlyArray<number>) => xs.map((value) => ({ value }))
 const tempDir = (name: string) => Effect.promise(() => mkdtemp(join(tmpdir(), `tributary-${name}-`)))
 const removeDir = (dir: string) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
 const read = (path: string) => Effect.promise(() => readFile(path, "utf8"))
-const write = (path: string, text: string) => Effect.promise(() => writeFile(path, text, "utf8"))
+/** Hadoop's checksum file beside `path` (every checkpoint file has one). */
+const crcOf = (path: string) => join(dirname(path), `.${basename(path)}.crc`)
+/** Edits a checkpoint file by hand: its checksum file must go too, or the file reads as damaged. */
+const write = (path: string, text: string) =>
+  Effect.promise(async () => {
+    await writeFile(path, text, "utf8")
+    await rm(crcOf(path), { force: true })
+  })
+/** A folder's names without the checksum files. */
 const list = (dir: string) =>
   Effect.promise(async () => {
     try {
-      return (await readdir(dir)).sort()
+      return (await readdir(dir)).filter((n) => !n.endsWith(".crc")).sort()
     } catch {
       return []
     }
@@ -74,8 +82,20 @@ describe("checkpoint files", () => {
       )
       assert.strictEqual(yield* read(join(dir, "commits", "0")), 'v1\n{"nextBatchWatermarkMs":0}')
       assert.strictEqual(yield* read(join(dir, "commits", "1")), 'v1\n{"nextBatchWatermarkMs":0}')
-      // Written to temporary names and renamed: nothing else is left behind.
-      assert.deepStrictEqual(yield* walk(dir), ["commits/0", "commits/1", "metadata", "offsets/0", "offsets/1"])
+      // Written to temporary names and renamed, each with Hadoop's checksum file beside it (as
+      // Spark's checkpoints on a local file system): nothing else is left behind.
+      assert.deepStrictEqual(yield* walk(dir), [
+        ".metadata.crc",
+        "commits/.0.crc",
+        "commits/.1.crc",
+        "commits/0",
+        "commits/1",
+        "metadata",
+        "offsets/.0.crc",
+        "offsets/.1.crc",
+        "offsets/0",
+        "offsets/1"
+      ])
       yield* removeDir(dir)
     }).pipe(Effect.provide(Session.layer()))
   )
@@ -99,7 +119,9 @@ describe("checkpoint files", () => {
         yield* read(join(dir, "offsets", "0")),
         `v1\n{"batchWatermarkMs":0,"batchTimestampMs":6000,"conf":${CONF}}\n1`
       )
-      assert.isTrue((yield* walk(dir)).every((f) => !f.split("/").at(-1)!.startsWith(".") && !f.endsWith(".tmp")))
+      assert.isTrue(
+        (yield* walk(dir)).every((f) => (!f.split("/").at(-1)!.startsWith(".") || f.endsWith(".crc")) && !f.endsWith(".tmp"))
+      )
       yield* removeDir(dir)
     }).pipe(Effect.provide(Session.layer()))
   )

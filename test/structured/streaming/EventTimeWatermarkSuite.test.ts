@@ -8,7 +8,7 @@
  * `lastExecution`), the port does the same through the checkpoint folder or the progress, and
  * says so.
  */
-import { readdir, readFile, writeFile } from "node:fs/promises"
+import { readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Schema } from "effect"
@@ -94,6 +94,8 @@ const rewriteLog = (dir: string, log: "offsets" | "commits", f: (text: string) =
       if (!/^\d+$/.test(name)) continue
       const path = join(folder, name)
       await writeFile(path, f(await readFile(path, "utf8")))
+      // a file edited by hand loses its checksum file, or it reads as damaged
+      await rm(join(folder, `.${name}.crc`), { force: true })
     }
   })
 
