@@ -17,7 +17,7 @@ import type {
   QueryStartedEvent,
   QueryTerminatedEvent,
   StreamingQueryListener
-} from "../structured/api/StreamingQueryProgress.ts"
+} from "../structured/contracts/StreamingQueryProgress.ts"
 import type { SparkConnectClient } from "./Client.ts"
 import { PlanSchema } from "./gen/spark/connect/base_pb.ts"
 import {

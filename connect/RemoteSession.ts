@@ -20,8 +20,8 @@ import {
   type RemoteBackend,
   type RemoteFactory,
   type RemoteResult
-} from "../structured/api/Remote.ts"
-import type { StreamingQueryListener } from "../structured/api/StreamingQueryProgress.ts"
+} from "../structured/contracts/Remote.ts"
+import type { StreamingQueryListener } from "../structured/contracts/StreamingQueryProgress.ts"
 import { decodeBatches } from "./Arrow.ts"
 import * as Client from "./Client.ts"
 import { AnalyzePlanRequest_Explain_ExplainMode, type Plan, PlanSchema } from "./gen/spark/connect/base_pb.ts"

@@ -4,7 +4,7 @@
  *
  * @since 0.3.0
  */
-import { registerRemoteBackend } from "../structured/api/Remote.ts"
+import { registerRemoteBackend } from "../structured/contracts/Remote.ts"
 import { open } from "./RemoteSession.ts"
 
 export { type ConnectAddress, parseAddress, redact, SparkConnectTransport } from "./Client.ts"

@@ -52,7 +52,7 @@ import type {
   ValueOf,
   WithColumnRow
 } from "./RowTypes.ts"
-import * as State from "./SessionState.ts"
+import * as State from "../contracts/SessionState.ts"
 import { showString } from "../../core/ShowString.ts"
 
 /** The row type a `map`/`flatMap` schema gives: its struct type, or `{ value }` for a single value. */

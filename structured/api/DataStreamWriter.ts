@@ -43,8 +43,8 @@ import { foreachContinuousWrite } from "../execution/ContinuousWriters.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { MicroBatchExecution, runCallback, type SourceBinding, streamingSourceKeys } from "../execution/MicroBatchExecution.ts"
 import { DataFrame } from "./DataFrame.ts"
-import * as State from "./SessionState.ts"
-import type { StreamingQuery } from "./StreamingQuery.ts"
+import * as State from "../contracts/SessionState.ts"
+import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
 
 /** What `foreach` calls: `open` per partition and epoch, `process` per row, `close` at the end. */
 export interface ForeachWriter<R> {

@@ -21,8 +21,8 @@ import { Effect } from "effect"
 import * as T from "../../core/DataType.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import { cellString, showString } from "../../core/ShowString.ts"
-import type { StreamingQuery } from "./StreamingQuery.ts"
-import type { StreamingQueryProgress } from "./StreamingQueryProgress.ts"
+import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
+import type { StreamingQueryProgress } from "../contracts/StreamingQueryProgress.ts"
 
 /** The key Deno's Jupyter kernel (and `Deno.jupyter.display`) looks for. */
 export const JUPYTER_DISPLAY: unique symbol = Symbol.for("Jupyter.display") as never

@@ -35,9 +35,9 @@ import { DataFrameReader, type SchemaInput, toStructType } from "./DataFrameRead
 import { DataStreamReader } from "./DataStreamReader.ts"
 import * as Dashboard from "./Dashboard.ts"
 import * as Manager from "./StreamingQueryManager.ts"
-import { orLogged, type RemoteError, remoteFactory } from "./Remote.ts"
+import { orLogged, type RemoteError, remoteFactory } from "../contracts/Remote.ts"
 import type { Row } from "./RowTypes.ts"
-import * as State from "./SessionState.ts"
+import * as State from "../contracts/SessionState.ts"
 
 /** Options of `Session.layer`. */
 export interface SessionOptions {

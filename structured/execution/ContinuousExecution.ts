@@ -58,13 +58,13 @@ import type {
   PartitionOffset,
 } from "../../core/Streaming.ts"
 import { nextBatchTime, } from "../../core/Trigger.ts"
-import type { StreamingQuery } from "../api/StreamingQuery.ts"
+import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
 import type {
   SourceProgress,
   StreamingQueryProgress,
   StreamingQueryStatus
-} from "../api/StreamingQueryProgress.ts"
-import * as State from "../api/SessionState.ts"
+} from "../contracts/StreamingQueryProgress.ts"
+import * as State from "../contracts/SessionState.ts"
 import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
 import * as Planner from "../physical/Planner.ts"
 import type { SparkPlan } from "../physical/SparkPlan.ts"

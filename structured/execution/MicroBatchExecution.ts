@@ -56,15 +56,15 @@ import { streamStreamJoinWithoutEquality } from "../physical/stateful/StreamingS
 import type { StateStoreProvider } from "../../state/StateStore.ts"
 import type { EventTimeStats } from "../physical/Execute.ts"
 import { parsePolicy, WatermarkTracker } from "./WatermarkTracker.ts"
-import type { StreamingQuery } from "../api/StreamingQuery.ts"
+import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
 import type {
   SourceProgress,
   StreamingQueryListener,
   StreamingQueryProgress,
   StreamingQueryStatus
-} from "../api/StreamingQueryProgress.ts"
-import { withJsonToString } from "../api/StreamingQueryProgress.ts"
-import * as State from "../api/SessionState.ts"
+} from "../contracts/StreamingQueryProgress.ts"
+import { withJsonToString } from "../contracts/StreamingQueryProgress.ts"
+import * as State from "../contracts/SessionState.ts"
 import { readRelation } from "./QueryExecution.ts"
 import { displayQuery, JUPYTER_DISPLAY, type MimeBundle } from "../api/Display.ts"
 import { PROVIDER_CONF, writeOperatorMetadata } from "./StateReader.ts"

@@ -18,7 +18,7 @@ import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
 import * as Planner from "../physical/Planner.ts"
 import type { SparkPlan } from "../physical/SparkPlan.ts"
 import { checkForBatch } from "../../core/UnsupportedOperationChecker.ts"
-import * as State from "../api/SessionState.ts"
+import * as State from "../contracts/SessionState.ts"
 
 export interface QueryExecution {
   readonly parsed: Plan.LogicalPlan

@@ -57,7 +57,7 @@ import {
   type TimerValues,
   type TTLConfig,
   type ValueState
-} from "../../api/StatefulProcessor.ts"
+} from "../../contracts/StatefulProcessor.ts"
 import type * as P from "../SparkPlan.ts"
 import { timed } from "./OperatorState.ts"
 import type { OperatorStateSchema, OperatorStateStore, StatefulContext } from "./StatefulContext.ts"

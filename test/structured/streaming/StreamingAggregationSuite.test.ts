@@ -28,8 +28,8 @@ import {
   testStream
 } from "../../../structured/testing.ts"
 import type { DataFrame } from "../../../structured/api/DataFrame.ts"
-import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
-import type { StreamingQueryProgress } from "../../../structured/api/StreamingQueryProgress.ts"
+import type { StreamingQuery } from "../../../structured/contracts/StreamingQuery.ts"
+import type { StreamingQueryProgress } from "../../../structured/contracts/StreamingQueryProgress.ts"
 import { awaitQuiescent, commitIds, providers, purgeCommits, removeDir, stateMetrics, tempDir } from "./StreamingTestKit.ts"
 
 const Ints = Schema.Int
