@@ -22,7 +22,7 @@
 import { randomUUID } from "node:crypto"
 import { tmpdir } from "node:os"
 import { Effect, Result } from "effect"
-import * as Analyzer from "../../core/Analyzer.ts"
+import * as Analyzer from "../../core/analysis/Analyzer.ts"
 import * as T from "../../core/DataType.ts"
 import { AnalysisError, CheckpointError, ConnectorError, errorClassOf, isTaggedError } from "../../core/Errors.ts"
 import * as E from "../../core/Expression.ts"
@@ -37,7 +37,7 @@ import {
   sinkFormatNames
 } from "../../core/Streaming.ts"
 import { Trigger } from "../../core/Trigger.ts"
-import { checkForContinuous, checkForStreaming } from "../../core/UnsupportedOperationChecker.ts"
+import { checkForContinuous, checkForStreaming } from "../../core/analysis/UnsupportedOperationChecker.ts"
 import { ContinuousExecution, type ContinuousSourceBinding } from "../execution/ContinuousExecution.ts"
 import { foreachContinuousWrite } from "../execution/ContinuousWriters.ts"
 import * as QE from "../execution/QueryExecution.ts"

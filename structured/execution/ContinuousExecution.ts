@@ -36,7 +36,7 @@
  * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Queue, type Scope } from "effect"
-import * as Analyzer from "../../core/Analyzer.ts"
+import * as Analyzer from "../../core/analysis/Analyzer.ts"
 import type * as T from "../../core/DataType.ts"
 import {
   AnalysisError,
@@ -48,7 +48,7 @@ import {
   StreamingQueryError
 } from "../../core/Errors.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
-import * as Optimizer from "../../core/Optimizer.ts"
+import * as Optimizer from "../../core/optimizer/Optimizer.ts"
 import type {
   ContinuousDataWriter,
   ContinuousPartitionReader,

@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, type Scope } from "effect"
-import * as Analyzer from "../../core/Analyzer.ts"
+import * as Analyzer from "../../core/analysis/Analyzer.ts"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import type * as T from "../../core/DataType.ts"
 import {
@@ -33,7 +33,7 @@ import type { AttributeReference } from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { parseDurationMs } from "../../core/Durations.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
-import * as Optimizer from "../../core/Optimizer.ts"
+import * as Optimizer from "../../core/optimizer/Optimizer.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import { runTrigger, type StepResult } from "../../core/Scheduler.ts"
 import type { MicroBatchSource, Offset, OutputMode, ReadLimit, Sink } from "../../core/Streaming.ts"

@@ -5,19 +5,19 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Result } from "effect"
-import * as Analyzer from "../../core/Analyzer.ts"
+import * as Analyzer from "../../core/analysis/Analyzer.ts"
 import * as T from "../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import { lookupBatchFormat } from "../../core/Formats.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
-import * as Optimizer from "../../core/Optimizer.ts"
+import * as Optimizer from "../../core/optimizer/Optimizer.ts"
 import * as PlanString from "../../core/PlanString.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import * as Execute from "../physical/Execute.ts"
 import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
 import * as Planner from "../physical/Planner.ts"
 import type { SparkPlan } from "../physical/SparkPlan.ts"
-import { checkForBatch } from "../../core/UnsupportedOperationChecker.ts"
+import { checkForBatch } from "../../core/analysis/UnsupportedOperationChecker.ts"
 import * as State from "../contracts/SessionState.ts"
 
 export interface QueryExecution {

@@ -13,7 +13,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import * as Analyzer from "../../../core/Analyzer.ts"
+import * as Analyzer from "../../../core/analysis/Analyzer.ts"
 import {
   findEventTimeColumn,
   multipleEventTimeColumnsError

@@ -11,13 +11,13 @@
  *
  * @since 0.1.0
  */
-import { canCast, forceNullable } from "./Cast.ts"
-import { dataTypeOf, nullableOf } from "./Compile.ts"
-import * as T from "./DataType.ts"
-import { AnalysisError } from "./Errors.ts"
-import type * as E from "./Expression.ts"
-import { prettyName } from "./ExpressionName.ts"
-import { lookup } from "./functions/mod.ts"
+import { canCast, forceNullable } from "../Cast.ts"
+import { dataTypeOf, nullableOf } from "../Compile.ts"
+import * as T from "../DataType.ts"
+import { AnalysisError } from "../Errors.ts"
+import type * as E from "../Expression.ts"
+import { prettyName } from "../ExpressionName.ts"
+import { lookup } from "../functions/mod.ts"
 
 /** The type helpers of `Cast.ts` and `Compile.ts`, re-exported for the analyzer and optimizer. */
 export { canCast, dataTypeOf, forceNullable, nullableOf }

@@ -34,10 +34,10 @@
  * @since 0.1.0
  */
 import { output } from "./Analyzer.ts"
-import { AnalysisError } from "./Errors.ts"
-import * as E from "./Expression.ts"
-import * as P from "./LogicalPlan.ts"
-import type { OutputMode } from "./Streaming.ts"
+import { AnalysisError } from "../Errors.ts"
+import * as E from "../Expression.ts"
+import * as P from "../LogicalPlan.ts"
+import type { OutputMode } from "../Streaming.ts"
 
 /** Spark's `SQLConf` keys the checker reads. */
 export interface StreamingCheckConf {

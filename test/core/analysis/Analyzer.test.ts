@@ -1,14 +1,14 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { analyze, output, schemaOf } from "../../core/Analyzer.ts"
-import { defaultAnalyzerConf, emptyCatalog } from "../../core/Catalog.ts"
-import { type Column, col, lit } from "../../core/Column.ts"
-import * as T from "../../core/DataType.ts"
-import type { AnalysisError } from "../../core/Errors.ts"
-import * as E from "../../core/Expression.ts"
-import * as F from "../../core/F.ts"
-import * as P from "../../core/LogicalPlan.ts"
-import { treeString } from "../../core/PlanString.ts"
+import { analyze, output, schemaOf } from "../../../core/analysis/Analyzer.ts"
+import { defaultAnalyzerConf, emptyCatalog } from "../../../core/Catalog.ts"
+import { type Column, col, lit } from "../../../core/Column.ts"
+import * as T from "../../../core/DataType.ts"
+import type { AnalysisError } from "../../../core/Errors.ts"
+import * as E from "../../../core/Expression.ts"
+import * as F from "../../../core/F.ts"
+import * as P from "../../../core/LogicalPlan.ts"
+import { treeString } from "../../../core/PlanString.ts"
 
 // Source attributes use ids far above the process counter, so generated ids never collide.
 const attr = (name: string, t: T.DataType, id: number, nullable = true): E.AttributeReference => ({

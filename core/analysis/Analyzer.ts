@@ -17,14 +17,14 @@
  * @since 0.1.0
  */
 import { Result } from "effect"
-import type { AnalyzerConf, Catalog } from "./Catalog.ts"
-import * as T from "./DataType.ts"
-import { AnalysisError, suggestions } from "./Errors.ts"
-import * as E from "./Expression.ts"
-import { prettyName } from "./ExpressionName.ts"
-import { resolveAggregate } from "./functions/Aggregates.ts"
-import { lookup } from "./functions/mod.ts"
-import * as P from "./LogicalPlan.ts"
+import type { AnalyzerConf, Catalog } from "../Catalog.ts"
+import * as T from "../DataType.ts"
+import { AnalysisError, suggestions } from "../Errors.ts"
+import * as E from "../Expression.ts"
+import { prettyName } from "../ExpressionName.ts"
+import { resolveAggregate } from "../functions/Aggregates.ts"
+import { lookup } from "../functions/mod.ts"
+import * as P from "../LogicalPlan.ts"
 import {
   AnalysisFailure,
   checkCast,
