@@ -21,7 +21,7 @@ import {
   type RemoteFactory,
   type RemoteResult
 } from "../structured/contracts/Remote.ts"
-import type { StreamingQueryListener } from "../structured/contracts/StreamingQueryProgress.ts"
+import type { StreamingQueryListener } from "../structured/contracts/StreamingQueryListener.ts"
 import { decodeBatches } from "./Arrow.ts"
 import * as Client from "./Client.ts"
 import { AnalyzePlanRequest_Explain_ExplainMode, type Plan, PlanSchema } from "./gen/spark/connect/base_pb.ts"

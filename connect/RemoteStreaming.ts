@@ -28,11 +28,8 @@ import { AnalysisError, ConnectorError, StreamingQueryError } from "../core/Erro
 import type { Trigger } from "../core/Trigger.ts"
 import type { RemoteError, RemoteStreams, RemoteWriteSpec } from "../structured/contracts/Remote.ts"
 import type { StreamingQuery } from "../structured/contracts/StreamingQuery.ts"
-import type {
-  QueryStartedEvent,
-  StreamingQueryProgress,
-  StreamingQueryStatus
-} from "../structured/contracts/StreamingQueryProgress.ts"
+import type { QueryStartedEvent } from "../structured/contracts/StreamingQueryListener.ts"
+import type { StreamingQueryProgress, StreamingQueryStatus } from "../structured/contracts/StreamingQueryProgress.ts"
 import type { SparkConnectClient } from "./Client.ts"
 import { type ExecutePlanResponse, type Plan, PlanSchema } from "./gen/spark/connect/base_pb.ts"
 import {

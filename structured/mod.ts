@@ -47,14 +47,16 @@ export {
   progressFromJson,
   progressJson,
   statusJson,
-  type QueryIdleEvent,
-  type QueryProgressEvent,
-  type QueryStartedEvent,
-  type QueryTerminatedEvent,
   type SinkProgress,
   type SourceProgress,
   type StateOperatorProgress,
-  type StreamingQueryListener,
   type StreamingQueryProgress,
   type StreamingQueryStatus
 } from "./contracts/StreamingQueryProgress.ts"
+export type {
+  QueryIdleEvent,
+  QueryProgressEvent,
+  QueryStartedEvent,
+  QueryTerminatedEvent,
+  StreamingQueryListener
+} from "./contracts/StreamingQueryListener.ts"

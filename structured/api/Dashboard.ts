@@ -23,7 +23,8 @@ import * as http from "node:http"
 import { Effect, type Scope } from "effect"
 import type { SessionState } from "../contracts/SessionState.ts"
 import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
-import type { StreamingQueryListener, StreamingQueryProgress } from "../contracts/StreamingQueryProgress.ts"
+import type { StreamingQueryListener } from "../contracts/StreamingQueryListener.ts"
+import type { StreamingQueryProgress } from "../contracts/StreamingQueryProgress.ts"
 
 /** The dashboard's options (`Session.layer({ ui })`). */
 export interface UiOptions {

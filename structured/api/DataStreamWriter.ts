@@ -41,9 +41,10 @@ import { checkForContinuous, checkForStreaming } from "../../core/analysis/Unsup
 import { ContinuousExecution, type ContinuousSourceBinding } from "../execution/ContinuousExecution.ts"
 import { foreachContinuousWrite } from "../execution/ContinuousWriters.ts"
 import * as QE from "../execution/QueryExecution.ts"
-import { MicroBatchExecution, runCallback, type SourceBinding, streamingSourceKeys } from "../execution/MicroBatchExecution.ts"
+import { MicroBatchExecution, type SourceBinding, streamingSourceKeys } from "../execution/MicroBatchExecution.ts"
 import { DataFrame } from "./DataFrame.ts"
 import * as State from "../contracts/SessionState.ts"
+import { runListenerCallback } from "../contracts/StreamingQueryListener.ts"
 import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
 
 /** What `foreach` calls: `open` per partition and epoch, `process` per row, `close` at the end. */
@@ -613,7 +614,7 @@ const startQuery = <R>(
         if (l.onQueryStarted !== undefined) {
           const onStarted = l.onQueryStarted
           // A listener that throws, rejects or fails is logged and ignored, as for every other event.
-          yield* runCallback(() => onStarted(started))
+          yield* runListenerCallback(() => onStarted(started))
         }
       }
       yield* execution.launch(scope)

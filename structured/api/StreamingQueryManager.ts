@@ -9,7 +9,7 @@ import { type StreamingQueryError, StreamingQueryError as StreamingQueryErrorCla
 import { orLogged, type RemoteError } from "../contracts/Remote.ts"
 import type { SessionState } from "../contracts/SessionState.ts"
 import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
-import type { StreamingQueryListener } from "../contracts/StreamingQueryProgress.ts"
+import type { StreamingQueryListener } from "../contracts/StreamingQueryListener.ts"
 
 export interface StreamingQueryManager {
   /** The active queries. */

@@ -65,12 +65,13 @@ import type {
   StreamingQueryStatus
 } from "../contracts/StreamingQueryProgress.ts"
 import * as State from "../contracts/SessionState.ts"
+import { runListenerCallback } from "../contracts/StreamingQueryListener.ts"
 import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
 import * as Planner from "../physical/Planner.ts"
 import type { SparkPlan } from "../physical/SparkPlan.ts"
 import { compileContinuous, type RowsFn, UnsupportedContinuousOperator } from "./ContinuousPipeline.ts"
 import { continuousWriteOf } from "./ContinuousWriters.ts"
-import { type Binding, type ExecutionConfig, runCallback } from "./MicroBatchExecution.ts"
+import { type Binding, type ExecutionConfig } from "./MicroBatchExecution.ts"
 
 /** Rows a task takes from its reader in one step (Spark's `spark.sql.streaming.continuous.executorQueueSize`). */
 const MAX_ROWS_PER_POLL = 1024
@@ -505,7 +506,7 @@ export class ContinuousExecution implements StreamingQuery {
       this.pushProgress(progress)
       this.#statusMessage = "Running"
       for (const l of this.config.listeners()) {
-        if (l.onQueryProgress !== undefined) yield* runCallback(() => l.onQueryProgress!({ progress }))
+        if (l.onQueryProgress !== undefined) yield* runListenerCallback(() => l.onQueryProgress!({ progress }))
       }
       this.notify()
     })
@@ -613,7 +614,7 @@ export class ContinuousExecution implements StreamingQuery {
         errorClassOnException: errorClassOf(this.#error?.cause) ?? null
       }
       for (const l of this.config.listeners()) {
-        if (l.onQueryTerminated !== undefined) yield* runCallback(() => l.onQueryTerminated!(event))
+        if (l.onQueryTerminated !== undefined) yield* runListenerCallback(() => l.onQueryTerminated!(event))
       }
       Deferred.doneUnsafe(this.#terminated, Effect.void)
       this.notify()

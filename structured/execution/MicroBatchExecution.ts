@@ -57,12 +57,8 @@ import type { StateStoreProvider } from "../../state/StateStore.ts"
 import type { EventTimeStats } from "../physical/Execute.ts"
 import { parsePolicy, WatermarkTracker } from "./WatermarkTracker.ts"
 import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
-import type {
-  SourceProgress,
-  StreamingQueryListener,
-  StreamingQueryProgress,
-  StreamingQueryStatus
-} from "../contracts/StreamingQueryProgress.ts"
+import { runListenerCallback, type StreamingQueryListener } from "../contracts/StreamingQueryListener.ts"
+import type { SourceProgress, StreamingQueryProgress, StreamingQueryStatus } from "../contracts/StreamingQueryProgress.ts"
 import { withJsonToString } from "../contracts/StreamingQueryProgress.ts"
 import * as State from "../contracts/SessionState.ts"
 import { readRelation } from "./QueryExecution.ts"
@@ -131,17 +127,6 @@ const RELEVANT_CONFS = [
   "spark.sql.streaming.stateStore.providerClass",
   "spark.sql.streaming.noDataMicroBatches.enabled"
 ] as const
-
-/** Runs a callback that may return nothing, a Promise or an Effect; its failures are logged, not raised. */
-export const runCallback = (f: () => unknown): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const r = f()
-    if (Effect.isEffect(r)) return Effect.asVoid(r as Effect.Effect<unknown, unknown>)
-    if (r instanceof Promise) return Effect.asVoid(Effect.tryPromise(() => r))
-    return Effect.void
-  }).pipe(
-    Effect.catchCause((cause) => Effect.logWarning("A streaming query listener failed", Cause.pretty(cause)))
-  )
 
 export class MicroBatchExecution implements StreamingQuery {
   readonly id: string
@@ -363,7 +348,7 @@ export class MicroBatchExecution implements StreamingQuery {
         errorClassOnException: errorClassOf(this.#error?.cause) ?? null
       }
       for (const l of this.config.listeners()) {
-        if (l.onQueryTerminated !== undefined) yield* runCallback(() => l.onQueryTerminated!(event))
+        if (l.onQueryTerminated !== undefined) yield* runListenerCallback(() => l.onQueryTerminated!(event))
       }
       Deferred.doneUnsafe(this.#terminated, Effect.void)
       this.notify()
@@ -732,7 +717,7 @@ export class MicroBatchExecution implements StreamingQuery {
       if (last === undefined) return
       const event = { id: this.id, runId: this.runId, timestamp: iso(startMs) }
       for (const l of this.config.listeners()) {
-        if (l.onQueryIdle !== undefined) yield* runCallback(() => l.onQueryIdle!(event))
+        if (l.onQueryIdle !== undefined) yield* runListenerCallback(() => l.onQueryIdle!(event))
       }
     })
   }
@@ -900,7 +885,7 @@ export class MicroBatchExecution implements StreamingQuery {
       this.#lastNoExecutionProgressMs = endMs
       this.pushProgress(progress)
       for (const l of this.config.listeners()) {
-        if (l.onQueryProgress !== undefined) yield* runCallback(() => l.onQueryProgress!({ progress }))
+        if (l.onQueryProgress !== undefined) yield* runListenerCallback(() => l.onQueryProgress!({ progress }))
       }
       this.#noNewData = false
       this.notify()
