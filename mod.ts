@@ -24,7 +24,6 @@
  */
 import { registerConsoleSink } from "./connectors/console/mod.ts"
 import { registerFileFormats } from "./connectors/files/mod.ts"
-import { registerKafkaContinuous } from "./connectors/kafka/KafkaContinuousSource.ts"
 import { registerKafka } from "./connectors/kafka/mod.ts"
 import { registerMemorySink } from "./connectors/memory/mod.ts"
 import { registerNoopSink } from "./connectors/noop/mod.ts"
@@ -40,7 +39,6 @@ registerConsoleSink()
 registerMemorySink()
 registerNoopSink()
 registerKafka()
-registerKafkaContinuous()
 // The Spark Connect backend of `Session.layer({ remote: "sc://…" })`.
 registerSparkConnect()
 
