@@ -171,3 +171,20 @@ export const displayQuery = async (query: StreamingQuery): Promise<MimeBundle> =
   else (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno?.unrefTimer?.(timer as unknown as number)
   return {}
 }
+
+/**
+ * Gives a running query its notebook display: `query[Symbol.for("Jupyter.display")]()` resolves
+ * to `displayQuery(query)`. The writer attaches it to every query it starts, so the engine never
+ * knows about notebooks.
+ *
+ * @since 0.1.0
+ */
+export const attachQueryDisplay = <Q extends StreamingQuery>(query: Q): Q => {
+  Object.defineProperty(query, JUPYTER_DISPLAY, {
+    value: (): Promise<MimeBundle> => displayQuery(query),
+    enumerable: false,
+    writable: true,
+    configurable: true
+  })
+  return query
+}
