@@ -33,7 +33,7 @@
  *
  * @since 0.1.0
  */
-import { output } from "./Analyzer.ts"
+import { output } from "./PlanOutput.ts"
 import { AnalysisError } from "../Errors.ts"
 import * as E from "../Expression.ts"
 import * as P from "../LogicalPlan.ts"
@@ -360,8 +360,8 @@ const stateWatermarkFromLessThan = (
  *
  * @example
  * ```ts
- * import * as T from "./DataType.ts"
- * import { attribute, literal } from "./Expression.ts"
+ * import * as T from "../DataType.ts"
+ * import { attribute, literal } from "../Expression.ts"
  * const lt = attribute("lt", T.LongType)
  * const rt = { ...attribute("rt", T.LongType), eventTimeDelayMs: 5000 }
  * // lt > rt + 10 (seconds) with the watermark W = 60 s on rt: left rows up to W + 10 s can go
@@ -749,8 +749,8 @@ const checkTransformWithState = (p: P.TransformWithState): AnalysisError | undef
  *
  * @example
  * ```ts
- * import * as T from "./DataType.ts"
- * import { attribute } from "./Expression.ts"
+ * import * as T from "../DataType.ts"
+ * import { attribute } from "../Expression.ts"
  * const k = attribute("k", T.StringType)
  * const stream = { _tag: "LocalRelation" as const, planId: 1, output: [k], rows: [], isStreaming: true }
  * const counts = { _tag: "Aggregate" as const, planId: 2, groupingExpressions: [k], aggregateExpressions: [k], child: stream }
@@ -813,8 +813,8 @@ export const checkForStreaming = (
  *
  * @example
  * ```ts
- * import * as T from "./DataType.ts"
- * import { attribute } from "./Expression.ts"
+ * import * as T from "../DataType.ts"
+ * import { attribute } from "../Expression.ts"
  * const stream = { _tag: "LocalRelation" as const, planId: 1, output: [attribute("a", T.IntegerType)], rows: [], isStreaming: true }
  * checkForBatch(stream)?.message // "Queries with streaming sources must be executed with writeStream.start()"
  * ```
@@ -919,8 +919,8 @@ const usesCurrentTime = (e: E.Expression): boolean =>
  *
  * @example
  * ```ts
- * import * as T from "./DataType.ts"
- * import { attribute } from "./Expression.ts"
+ * import * as T from "../DataType.ts"
+ * import { attribute } from "../Expression.ts"
  * const k = attribute("k", T.StringType)
  * const stream = { _tag: "LocalRelation" as const, planId: 1, output: [k], rows: [], isStreaming: true }
  * const counts = { _tag: "Aggregate" as const, planId: 2, groupingExpressions: [k], aggregateExpressions: [k], child: stream }

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { output } from "../analysis/Analyzer.ts"
+import { output } from "../analysis/PlanOutput.ts"
 import { compile } from "../Compile.ts"
 import * as T from "../DataType.ts"
 import * as E from "../Expression.ts"

@@ -34,7 +34,7 @@ import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { type InternalRow, rowsToExternal } from "../../core/Row.ts"
 import { isStructSchema, structTypeOf } from "../../core/RowSchema.ts"
-import * as Analyzer from "../../core/analysis/Analyzer.ts"
+import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { DataStreamWriter } from "./DataStreamWriter.ts"
 import { GroupedData } from "./GroupedData.ts"
@@ -117,7 +117,7 @@ export class DataFrame<R = Row> {
   /** The schema; an empty struct when the plan does not analyze (the actions report why). */
   get schema(): T.StructType {
     const a = this.analyzed()
-    return Result.isSuccess(a) ? Analyzer.schemaOf(a.success) : T.struct([])
+    return Result.isSuccess(a) ? PlanOutput.schemaOf(a.success) : T.struct([])
   }
 
   /** Column names, in order. */
@@ -557,7 +557,7 @@ export class DataFrame<R = Row> {
       const schema =
         remote !== undefined
           ? yield* remote.schema(this.plan)
-          : Analyzer.schemaOf(yield* Effect.fromResult(this.analyzed()))
+          : PlanOutput.schemaOf(yield* Effect.fromResult(this.analyzed()))
       const text = T.treeString(schema)
       yield* Console.log(text)
       return text

@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import { Clock, Deferred, Effect } from "effect"
-import * as Analyzer from "../../core/analysis/Analyzer.ts"
+import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import { AnalysisError, CheckpointError, type ConnectorError, StateStoreError, type StreamingQueryError } from "../../core/Errors.ts"
 import type { AttributeReference } from "../../core/Expression.ts"
 import { parseDurationMs } from "../../core/Durations.ts"
@@ -870,6 +870,6 @@ export class MicroBatchExecution extends StreamExecution<MicroBatchSource, Query
 
   /** @internal the attributes of the plan's output, for sinks that need them. */
   outputAttributes(): ReadonlyArray<AttributeReference> {
-    return Analyzer.output(this.config.analyzed)
+    return PlanOutput.output(this.config.analyzed)
   }
 }

@@ -6,6 +6,7 @@
  */
 import { Clock, Effect, Result } from "effect"
 import * as Analyzer from "../../core/analysis/Analyzer.ts"
+import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import * as T from "../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import { lookupBatchFormat } from "../../core/Formats.ts"
@@ -57,7 +58,7 @@ export const explainString = (qe: QueryExecution, extended: boolean): string => 
     PlanString.treeString(qe.parsed, "parsed").trimEnd(),
     "",
     "== Analyzed Logical Plan ==",
-    schemaLine(Analyzer.schemaOf(qe.analyzed)),
+    schemaLine(PlanOutput.schemaOf(qe.analyzed)),
     PlanString.treeString(qe.analyzed, "analyzed").trimEnd(),
     "",
     "== Optimized Logical Plan ==",
@@ -114,5 +115,5 @@ export const run = (
     if (unsupported !== undefined) return yield* unsupported
     const now = yield* Clock.currentTimeMillis
     const rows = yield* Execute.execute(qe.physical, { currentTimestampMs: now, readRelation: readRelation(state) })
-    return { schema: Analyzer.schemaOf(qe.analyzed), rows }
+    return { schema: PlanOutput.schemaOf(qe.analyzed), rows }
   })

@@ -19,7 +19,7 @@
 import { randomUUID } from "node:crypto"
 import { tmpdir } from "node:os"
 import { Effect } from "effect"
-import * as Analyzer from "../../core/analysis/Analyzer.ts"
+import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import { checkForContinuous, checkForStreaming } from "../../core/analysis/UnsupportedOperationChecker.ts"
 import * as T from "../../core/DataType.ts"
 import { AnalysisError, CheckpointError, type ConnectorError } from "../../core/Errors.ts"
@@ -287,7 +287,7 @@ export const startQuery = (
       const microBatchSources = continuous ? [] : yield* bindSources(state, analyzed, checkpoint, openMicroBatch)
       const continuousSources = continuous ? yield* bindSources(state, analyzed, checkpoint, openContinuous) : []
 
-      const schema = Analyzer.schemaOf(analyzed)
+      const schema = PlanOutput.schemaOf(analyzed)
       let sink: Sink
       if (kind === "foreachBatch") sink = spec.foreachBatchSink!
       else if (kind === "foreach" && continuous) {

@@ -21,7 +21,7 @@
  * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, type Scope } from "effect"
-import * as Analyzer from "../../core/analysis/Analyzer.ts"
+import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import type * as T from "../../core/DataType.ts"
 import { errorClassOf, exceptionString, messageOf, StreamingQueryError } from "../../core/Errors.ts"
@@ -121,7 +121,7 @@ export abstract class StreamExecution<S extends StoppableSource, C extends Execu
     this.runId = config.runId
     this.name = config.name
     this.physical = physical
-    this.outputSchema = Analyzer.schemaOf(config.analyzed)
+    this.outputSchema = PlanOutput.schemaOf(config.analyzed)
     const conf = config.state.conf
     this.reporter = new ProgressReporter(() => Number(conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100"))
     this.watermarkTracker = new WatermarkTracker(parsePolicy(conf.get("spark.sql.streaming.multipleWatermarkPolicy")) ?? "min")

@@ -1,6 +1,7 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { analyze, output } from "../../../core/analysis/Analyzer.ts"
+import { analyze } from "../../../core/analysis/Analyzer.ts"
+import { output } from "../../../core/analysis/PlanOutput.ts"
 import { emptyCatalog } from "../../../core/Catalog.ts"
 import { type Column, col, lit } from "../../../core/Column.ts"
 import * as T from "../../../core/DataType.ts"
