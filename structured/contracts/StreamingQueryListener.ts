@@ -59,6 +59,4 @@ export const runListenerCallback = (f: () => unknown): Effect.Effect<void> =>
     if (Effect.isEffect(r)) return Effect.asVoid(r as Effect.Effect<unknown, unknown>)
     if (r instanceof Promise) return Effect.asVoid(Effect.tryPromise(() => r))
     return Effect.void
-  }).pipe(
-    Effect.catchCause((cause) => Effect.logWarning("A streaming query listener failed", Cause.pretty(cause)))
-  )
+  }).pipe(Effect.catchCause((cause) => Effect.logWarning("A streaming query listener failed", Cause.pretty(cause))))

@@ -8,7 +8,11 @@
  */
 import type { EventTimeStats } from "../physical/Execute.ts"
 import type { EventTimeWatermarkExec } from "../physical/SparkPlan.ts"
-import { type StreamingQueryProgress, type StreamingQueryStatus, withJsonToString } from "../contracts/StreamingQueryProgress.ts"
+import {
+  type StreamingQueryProgress,
+  type StreamingQueryStatus,
+  withJsonToString
+} from "../contracts/StreamingQueryProgress.ts"
 
 /** An instant as progress writes it: ISO 8601 in UTC. */
 export const iso = (ms: number): string => new Date(ms).toISOString()

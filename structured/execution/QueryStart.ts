@@ -179,7 +179,7 @@ export const startQuery = (
     const outputMode = mode as OutputMode
     const trigger = spec.trigger
     if ((trigger._tag === "ProcessingTime" || trigger._tag === "Continuous") && !(trigger.intervalMs >= 0)) {
-      return yield* invalid("The trigger interval cannot be negative or invalid: give a duration like \"1 second\".")
+      return yield* invalid('The trigger interval cannot be negative or invalid: give a duration like "1 second".')
     }
     const continuous = trigger._tag === "Continuous"
     // Spark's `DataStreamWriter.startInternal` picks the sink by the format name, so a later
@@ -244,8 +244,7 @@ export const startQuery = (
     const confRoot = state.conf.get("spark.sql.streaming.checkpointLocation")
     const root = state.checkpointRoot ?? fs.join(tmpdir(), "tributary-checkpoints")
     const checkpoint = fs.resolve(
-      explicit ??
-        (confRoot !== undefined ? fs.join(confRoot, queryName ?? randomUUID()) : fs.join(root, randomUUID()))
+      explicit ?? (confRoot !== undefined ? fs.join(confRoot, queryName ?? randomUUID()) : fs.join(root, randomUUID()))
     )
     // Spark's `StreamingQueryManager.startQuery`: a new run of a query already active (the same
     // checkpoint, so the same id) stops the active run first, unless
@@ -377,7 +376,5 @@ export const startQuery = (
       yield* execution.start(scope)
       return handle as StreamingQuery
     })
-    return yield* launch.pipe(
-      Effect.onError(() => (temporary ? Effect.ignore(fs.remove(checkpoint)) : Effect.void))
-    )
+    return yield* launch.pipe(Effect.onError(() => (temporary ? Effect.ignore(fs.remove(checkpoint)) : Effect.void)))
   })

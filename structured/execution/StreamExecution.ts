@@ -123,8 +123,12 @@ export abstract class StreamExecution<S extends StoppableSource, C extends Execu
     this.physical = physical
     this.outputSchema = PlanOutput.schemaOf(config.analyzed)
     const conf = config.state.conf
-    this.reporter = new ProgressReporter(() => Number(conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100"))
-    this.watermarkTracker = new WatermarkTracker(parsePolicy(conf.get("spark.sql.streaming.multipleWatermarkPolicy")) ?? "min")
+    this.reporter = new ProgressReporter(() =>
+      Number(conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100")
+    )
+    this.watermarkTracker = new WatermarkTracker(
+      parsePolicy(conf.get("spark.sql.streaming.multipleWatermarkPolicy")) ?? "min"
+    )
     const post: Array<EventTimeWatermarkExec> = []
     const pre: Array<EventTimeWatermarkExec> = []
     const walk = (p: SparkPlan): void => {
@@ -210,25 +214,40 @@ export abstract class StreamExecution<S extends StoppableSource, C extends Execu
       // Spark's `stopSources`: a source (or sink) that fails to stop is logged and the others
       // are still stopped (SPARK-19774); the query still terminates.
       for (const { source } of this.config.sources) {
-        yield* source.stop().pipe(
+        yield* source
+          .stop()
+          .pipe(
+            Effect.catchCause((cause) =>
+              Effect.logWarning(
+                `Failed to stop streaming source: ${source.description}. Resources may have leaked.`,
+                cause
+              )
+            )
+          )
+      }
+      yield* this.config.sink
+        .stop()
+        .pipe(
           Effect.catchCause((cause) =>
-            Effect.logWarning(`Failed to stop streaming source: ${source.description}. Resources may have leaked.`, cause)
+            Effect.logWarning(
+              `Failed to stop streaming sink: ${this.config.sink.description}. Resources may have leaked.`,
+              cause
+            )
           )
         )
-      }
-      yield* this.config.sink.stop().pipe(
-        Effect.catchCause((cause) =>
-          Effect.logWarning(`Failed to stop streaming sink: ${this.config.sink.description}. Resources may have leaked.`, cause)
-        )
-      )
       if (
         this.config.deleteCheckpointOnStop === true &&
-        (this.error === null || State.confBool(this.config.state, "spark.sql.streaming.forceDeleteTempCheckpointLocation"))
+        (this.error === null ||
+          State.confBool(this.config.state, "spark.sql.streaming.forceDeleteTempCheckpointLocation"))
       ) {
         // As Spark, a temporary checkpoint that cannot be deleted is left behind with a warning.
-        yield* this.config.fs.remove(this.config.checkpoint).pipe(
-          Effect.catch((e) => Effect.logWarning(`Cannot delete the temporary checkpoint ${this.config.checkpoint}: ${e.message}`))
-        )
+        yield* this.config.fs
+          .remove(this.config.checkpoint)
+          .pipe(
+            Effect.catch((e) =>
+              Effect.logWarning(`Cannot delete the temporary checkpoint ${this.config.checkpoint}: ${e.message}`)
+            )
+          )
       }
       this.config.onTerminated(this)
       yield* this.postEvent("onQueryTerminated", {
