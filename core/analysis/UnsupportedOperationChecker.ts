@@ -84,26 +84,6 @@ const modeName = (m: OutputMode): string => {
   }
 }
 
-/** `JoinType.toString` in Spark (`LeftOuter`, `FullOuter`, …). */
-const joinTypeName = (t: P.JoinType): string => {
-  switch (t) {
-    case "inner":
-      return "Inner"
-    case "cross":
-      return "Cross"
-    case "left_outer":
-      return "LeftOuter"
-    case "right_outer":
-      return "RightOuter"
-    case "full_outer":
-      return "FullOuter"
-    case "left_semi":
-      return "LeftSemi"
-    case "left_anti":
-      return "LeftAnti"
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Tree walks that stop at the first error
 // ---------------------------------------------------------------------------------------------
@@ -434,11 +414,11 @@ const checkStreamStreamJoinWatermark = (join: P.Join): AnalysisError | undefined
     case "inner":
     case "cross":
     case "left_anti":
-      return unsupported(`Join type ${joinTypeName(join.joinType)} is not supported with streaming DataFrame/Dataset`)
+      return unsupported(`Join type ${P.joinTypeName(join.joinType)} is not supported with streaming DataFrame/Dataset`)
   }
   if (!isWatermarkInJoinKeys(join) && !hasValidWatermarkRange) {
     return watermarkRequired(
-      `Stream-stream ${joinTypeName(join.joinType)} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition`
+      `Stream-stream ${P.joinTypeName(join.joinType)} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition`
     )
   }
   return undefined
@@ -477,7 +457,7 @@ const checkJoin = (join: P.Join, mode: OutputMode): AnalysisError | undefined =>
     case "left_semi":
       if (!ls && rs) {
         return unsupported(
-          `${joinTypeName(join.joinType)} join with a streaming DataFrame/Dataset on the right and a static DataFrame/Dataset on the left is not supported`
+          `${P.joinTypeName(join.joinType)} join with a streaming DataFrame/Dataset on the right and a static DataFrame/Dataset on the left is not supported`
         )
       }
       return ls && rs ? checkStreamStreamJoinWatermark(join) : undefined
