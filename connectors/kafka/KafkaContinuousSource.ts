@@ -25,7 +25,6 @@ import {
   type ContinuousSource,
   type Offset,
   type PartitionOffset,
-  registerSourceFormat,
   type SourceContext,
   type SourceFormat
 } from "../../core/Streaming.ts"
