@@ -12,7 +12,7 @@
  *
  * Version `v` (`base_version <= v <= latest`) is the base overlaid with the latest log entry per
  * key at or below `v`. Why append-only: DuckDB's `INSERT ... ON CONFLICT` of a 1,000-row batch
- * was measured at 9.7 ms into 100 K keys, 18 ms into 1 M and 134 ms into 10 M (DESIGN.md): the
+ * was measured at 9.7 ms into 100 K keys, 18 ms into 1 M and 134 ms into 10 M (docs/architecture.md): the
  * cost follows the table. An appender batch follows the batch.
  *
  * Commit: one transaction on the store's connection: one appender batch of the changed keys into

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 
+/** One source's part of a progress record (Spark's `SourceProgress`). */
 export interface SourceProgress {
   readonly description: string
   readonly startOffset: unknown

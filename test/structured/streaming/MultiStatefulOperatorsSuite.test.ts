@@ -20,7 +20,7 @@
  *   / `…ForEviction` compute the operators' watermarks from the running query's physical plan
  *   and the global watermarks of its last two batches (`WatermarkPropagator.ts`), and the output
  *   watermark script calls `produceOutputWatermark(join, 0)` on the running plan as Spark does;
- * - timestamps are milliseconds (DESIGN.md), so `window_time(window)` is `end - 1 ms` and its
+ * - timestamps are milliseconds (docs/architecture.md), so `window_time(window)` is `end - 1 ms` and its
  *   `unix_micros` ends in `999000` where Spark's ends in `999999`.
  *
  * Also kept: the two left outer join scripts of Spark 3.5's version of the suite (run there with

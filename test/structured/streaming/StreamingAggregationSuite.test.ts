@@ -289,7 +289,7 @@ describe("StreamingAggregationSuite", () => {
       )
 
       // Spark replaces current_timestamp() by the nondeterministic CurrentBatchTimestamp before
-      // optimizing a streaming batch, so the filter stays above the state (core/Optimizer.ts).
+      // optimizing a streaming batch, so the filter stays above the state (core/optimizer/Optimizer.ts).
       it.effect("prune results by current_time, complete mode", () =>
         Effect.gen(function* () {
           const dir = yield* tempDir()
