@@ -25,7 +25,6 @@
 import { registerConsoleSink } from "./connectors/console/mod.ts"
 import { AvroFunctionsCodec } from "./connectors/files/avro/AvroFunctionsCodec.ts"
 import { registerFileFormats } from "./connectors/files/mod.ts"
-import { registerKafkaContinuous } from "./connectors/kafka/KafkaContinuousSource.ts"
 import { registerKafka } from "./connectors/kafka/mod.ts"
 import { registerMemorySink } from "./connectors/memory/mod.ts"
 import { registerNexmark } from "./connectors/nexmark/mod.ts"
@@ -44,7 +43,6 @@ registerConsoleSink()
 registerMemorySink()
 registerNoopSink()
 registerKafka()
-registerKafkaContinuous()
 // The Avro library behind F.from_avro / F.to_avro (core holds none).
 registerAvroCodec(AvroFunctionsCodec)
 // The Spark Connect backend of `Session.layer({ remote: "sc://…" })`.

@@ -39,7 +39,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { F, Session, Trigger } from "../mod.ts"
-import type { StreamingQueryProgress } from "../structured/api/StreamingQueryProgress.ts"
+import type { StreamingQueryProgress } from "../structured/contracts/StreamingQueryProgress.ts"
 
 const N = Number(process.env.BENCH_ROWS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)

@@ -37,6 +37,7 @@ import { type DataStreamWriter, Session, type SessionOptions, type SessionShape 
 import { checkAgainstCheckpoint } from "../structured/execution/CheckpointCheck.ts"
 import { inspectCheckpoint, renderInspection } from "../structured/execution/CheckpointInspect.ts"
 import { NodeCheckpointFileSystem } from "../state/NodeCheckpointFileSystem.ts"
+import { DEFAULT_PROVIDER, isProviderName } from "../state/StateStoreProviders.ts"
 
 const VERSION = "0.1.0"
 
@@ -82,7 +83,10 @@ const check = Command.make("check", { dir, module: moduleArg }, ({ dir, module }
     const inspection = yield* inspectCheckpoint(NodeCheckpointFileSystem, dir)
     const options: SessionOptions = {
       ...m.sessionOptions,
-      stateStore: inspection.stateProvider === "memory" ? "memory" : (m.sessionOptions?.stateStore ?? "duckdb")
+      // The provider that wrote the checkpoint's state, else the module's (a checkpoint keeps its provider).
+      stateStore: isProviderName(inspection.stateProvider)
+        ? inspection.stateProvider
+        : (m.sessionOptions?.stateStore ?? DEFAULT_PROVIDER)
     }
     const report = yield* Effect.gen(function* () {
       const writer = yield* writerOf(m)
@@ -186,10 +190,12 @@ const runCommand = Command.make("run", { module: moduleArg }, ({ module }) =>
   })
 ).pipe(Command.withDescription("Runs a pipeline module's query until it ends or Ctrl-C, with a live status line"))
 
-/** A session whose state provider is the one that wrote `dir` (default DuckDB). */
+/** A session whose state provider is the one that wrote `dir` (the default one when it names none). */
 const withCheckpointSession = <A, E>(dir: string, program: Effect.Effect<A, E, Session>) =>
   Effect.flatMap(inspectCheckpoint(NodeCheckpointFileSystem, dir), (r) =>
-    program.pipe(Effect.provide(Session.layer({ stateStore: r.stateProvider === "memory" ? "memory" : "duckdb" })))
+    program.pipe(
+      Effect.provide(Session.layer({ stateStore: isProviderName(r.stateProvider) ? r.stateProvider : DEFAULT_PROVIDER }))
+    )
   )
 
 const read = Command.make(

@@ -9,7 +9,7 @@
  */
 import { Effect } from "effect"
 import type { ConnectorError } from "../core/Errors.ts"
-import type { RemoteBackend } from "../structured/api/Remote.ts"
+import type { RemoteBackend } from "../structured/contracts/Remote.ts"
 
 /** A backend for `address` (shown without its token) whose every call fails with `error`. */
 export const failingBackend = (address: string, error: ConnectorError): RemoteBackend => {

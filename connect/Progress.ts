@@ -25,7 +25,7 @@ import type {
   SourceProgress,
   StateOperatorProgress,
   StreamingQueryProgress
-} from "../structured/api/StreamingQueryProgress.ts"
+} from "../structured/contracts/StreamingQueryProgress.ts"
 
 type Json = Readonly<Record<string, unknown>>
 

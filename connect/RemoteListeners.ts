@@ -10,14 +10,14 @@
  */
 import { create } from "@bufbuild/protobuf"
 import { Effect, Fiber, Result, type Scope } from "effect"
-import { runCallback } from "../structured/execution/MicroBatchExecution.ts"
-import type {
-  QueryIdleEvent,
-  QueryProgressEvent,
-  QueryStartedEvent,
-  QueryTerminatedEvent,
-  StreamingQueryListener
-} from "../structured/api/StreamingQueryProgress.ts"
+import {
+  type QueryIdleEvent,
+  type QueryProgressEvent,
+  type QueryStartedEvent,
+  type QueryTerminatedEvent,
+  runListenerCallback,
+  type StreamingQueryListener
+} from "../structured/contracts/StreamingQueryListener.ts"
 import type { SparkConnectClient } from "./Client.ts"
 import { PlanSchema } from "./gen/spark/connect/base_pb.ts"
 import {
@@ -78,11 +78,11 @@ const dispatch = (listeners: ReadonlyArray<StreamingQueryListener>, e: ListenerE
     (l) => {
       switch (e._tag) {
         case "progress":
-          return l.onQueryProgress === undefined ? Effect.void : runCallback(() => l.onQueryProgress!(e.event))
+          return l.onQueryProgress === undefined ? Effect.void : runListenerCallback(() => l.onQueryProgress!(e.event))
         case "idle":
-          return l.onQueryIdle === undefined ? Effect.void : runCallback(() => l.onQueryIdle!(e.event))
+          return l.onQueryIdle === undefined ? Effect.void : runListenerCallback(() => l.onQueryIdle!(e.event))
         case "terminated":
-          return l.onQueryTerminated === undefined ? Effect.void : runCallback(() => l.onQueryTerminated!(e.event))
+          return l.onQueryTerminated === undefined ? Effect.void : runListenerCallback(() => l.onQueryTerminated!(e.event))
       }
     },
     { discard: true }
@@ -95,7 +95,7 @@ export const dispatchStarted = (
 ): Effect.Effect<void> =>
   Effect.forEach(
     listeners,
-    (l) => (l.onQueryStarted === undefined ? Effect.void : runCallback(() => l.onQueryStarted!(event))),
+    (l) => (l.onQueryStarted === undefined ? Effect.void : runListenerCallback(() => l.onQueryStarted!(event))),
     { discard: true }
   )
 

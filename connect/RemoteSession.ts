@@ -21,8 +21,8 @@ import {
   type RemoteBatchWriteSpec,
   type RemoteFactory,
   type RemoteResult
-} from "../structured/api/Remote.ts"
-import type { StreamingQueryListener } from "../structured/api/StreamingQueryProgress.ts"
+} from "../structured/contracts/Remote.ts"
+import type { StreamingQueryListener } from "../structured/contracts/StreamingQueryListener.ts"
 import { decodeBatches } from "./Arrow.ts"
 import * as Client from "./Client.ts"
 import { failingBackend } from "./FailingBackend.ts"

@@ -26,13 +26,10 @@ import { create } from "@bufbuild/protobuf"
 import { Effect, Result } from "effect"
 import { AnalysisError, ConnectorError, StreamingQueryError } from "../core/Errors.ts"
 import type { Trigger } from "../core/Trigger.ts"
-import type { RemoteError, RemoteStreams, RemoteWriteSpec } from "../structured/api/Remote.ts"
-import type { StreamingQuery } from "../structured/api/StreamingQuery.ts"
-import type {
-  QueryStartedEvent,
-  StreamingQueryProgress,
-  StreamingQueryStatus
-} from "../structured/api/StreamingQueryProgress.ts"
+import type { RemoteError, RemoteStreams, RemoteWriteSpec } from "../structured/contracts/Remote.ts"
+import type { StreamingQuery } from "../structured/contracts/StreamingQuery.ts"
+import type { QueryStartedEvent } from "../structured/contracts/StreamingQueryListener.ts"
+import type { StreamingQueryProgress, StreamingQueryStatus } from "../structured/contracts/StreamingQueryProgress.ts"
 import type { SparkConnectClient } from "./Client.ts"
 import { type ExecutePlanResponse, type Plan, PlanSchema } from "./gen/spark/connect/base_pb.ts"
 import {

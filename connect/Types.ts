@@ -326,52 +326,6 @@ export const toSparkType = (t: T.DataType): P.DataType => {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * A name as Spark's DDL writes it: bare when it is only letters, digits and underscores (and not
- * all digits), else in backquotes with inner backquotes doubled (Spark's `quoteIfNeeded`).
- */
-export const quoteIfNeeded = (name: string): string =>
-  /^[A-Za-z0-9_]+$/.test(name) && !/^[0-9]+$/.test(name) ? name : `\`${name.replaceAll("`", "``")}\``
-
-/**
- * Spark's `DataType.sql` of a tributary type: `INT`, `BIGINT`, `ARRAY<STRING>`,
- * `MAP<STRING, INT>`, `STRUCT<x: BIGINT, y: STRING NOT NULL>`.
- *
- * @since 0.4.0
- */
-export const toSqlType = (t: T.DataType): string => {
-  switch (t._tag) {
-    case "null":
-      return "VOID"
-    case "boolean":
-      return "BOOLEAN"
-    case "integer":
-      return "INT"
-    case "long":
-      return "BIGINT"
-    case "double":
-      return "DOUBLE"
-    case "string":
-      return "STRING"
-    case "binary":
-      return "BINARY"
-    case "timestamp":
-      return "TIMESTAMP"
-    case "date":
-      return "DATE"
-    case "calendarInterval":
-      return "INTERVAL"
-    case "struct":
-      return `STRUCT<${t.fields
-        .map((f) => `${quoteIfNeeded(f.name)}: ${toSqlType(f.dataType)}${f.nullable ? "" : " NOT NULL"}`)
-        .join(", ")}>`
-    case "array":
-      return `ARRAY<${toSqlType(t.elementType)}>`
-    case "map":
-      return `MAP<${toSqlType(t.keyType)}, ${toSqlType(t.valueType)}>`
-  }
-}
-
-/**
  * Spark's `StructType.toDDL`: `a INT, b STRING NOT NULL, c STRUCT<x: BIGINT>`, as
  * `Read.DataSource.schema` and `LocalRelation.schema` take it. Names that need it are
  * backquoted. DDL cannot say that an array's elements or a map's values are never null; Spark
@@ -387,7 +341,7 @@ export const toSqlType = (t: T.DataType): string => {
  */
 export const toDDL = (schema: T.StructType): string =>
   schema.fields
-    .map((f) => `${quoteIfNeeded(f.name)} ${toSqlType(f.dataType)}${f.nullable ? "" : " NOT NULL"}`)
+    .map((f) => `${T.quoteIfNeeded(f.name)} ${T.sqlTypeName(f.dataType)}${f.nullable ? "" : " NOT NULL"}`)
     .join(",")
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@
  */
 import { Effect } from "effect"
 import { ConnectorError } from "../core/Errors.ts"
-import { type RemoteFactory, registerRemoteBackend } from "../structured/api/Remote.ts"
+import { type RemoteFactory, registerRemoteBackend } from "../structured/contracts/Remote.ts"
 import { redact } from "./Address.ts"
 import { failingBackend } from "./FailingBackend.ts"
 

@@ -132,6 +132,60 @@ export const simpleString = (t: DataType): string => {
   }
 }
 
+/**
+ * Spark's `QuotingUtils.quoteIfNeeded`: a name as it is when it is letters, digits and `_` (not
+ * all digits), else in backquotes with inner backquotes doubled.
+ *
+ * @since 0.4.0
+ */
+export const quoteIfNeeded = (name: string): string =>
+  /^[A-Za-z0-9_]+$/.test(name) && !/^[0-9]+$/.test(name) ? name : `\`${name.replaceAll("`", "``")}\``
+
+/**
+ * Spark's `DataType.sql`, as error messages quote types and DDL spells them: `INT`, `BIGINT`,
+ * `ARRAY<STRING>`, `MAP<STRING, INT>`, `STRUCT<x: BIGINT, y: STRING NOT NULL>` (Spark 4's
+ * `StructField.sql`: a field that is never null says so).
+ *
+ * @example
+ * ```ts
+ * import { DataType } from "tributary"
+ * DataType.sqlTypeName(DataType.map(DataType.StringType, DataType.IntegerType)) // "MAP<STRING, INT>"
+ * ```
+ * @since 0.4.0
+ */
+export const sqlTypeName = (t: DataType): string => {
+  switch (t._tag) {
+    case "null":
+      return "VOID"
+    case "boolean":
+      return "BOOLEAN"
+    case "integer":
+      return "INT"
+    case "long":
+      return "BIGINT"
+    case "double":
+      return "DOUBLE"
+    case "string":
+      return "STRING"
+    case "binary":
+      return "BINARY"
+    case "timestamp":
+      return "TIMESTAMP"
+    case "date":
+      return "DATE"
+    case "calendarInterval":
+      return "INTERVAL"
+    case "struct":
+      return `STRUCT<${t.fields
+        .map((f) => `${quoteIfNeeded(f.name)}: ${sqlTypeName(f.dataType)}${f.nullable ? "" : " NOT NULL"}`)
+        .join(", ")}>`
+    case "array":
+      return `ARRAY<${sqlTypeName(t.elementType)}>`
+    case "map":
+      return `MAP<${sqlTypeName(t.keyType)}, ${sqlTypeName(t.valueType)}>`
+  }
+}
+
 /** Structural equality of types (nullability of nested fields ignored, as Spark's `sameType`). */
 export const sameType = (a: DataType, b: DataType): boolean => {
   if (a._tag !== b._tag) return false

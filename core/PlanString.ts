@@ -229,8 +229,6 @@ const listItem = (e: E.Expression, parsed: boolean): string => {
 const list = (es: ReadonlyArray<E.Expression>, parsed = false): string =>
   `[${es.map((e) => listItem(e, parsed)).join(", ")}]`
 
-const joinTypeName = P.joinTypeName
-
 /** Whether an operator is resolved (Spark's `LogicalPlan.resolved`): its expressions and children are. */
 export const isPlanResolved = (p: P.LogicalPlan): boolean => {
   switch (p._tag) {
@@ -280,8 +278,8 @@ const nodeText = (p: P.LogicalPlan, parsed: boolean): string => {
     case "Join": {
       const type =
         p.usingColumns === undefined
-          ? joinTypeName(p.joinType)
-          : `UsingJoin(${joinTypeName(p.joinType)}, [${p.usingColumns.join(", ")}])`
+          ? P.joinTypeName(p.joinType)
+          : `UsingJoin(${P.joinTypeName(p.joinType)}, [${p.usingColumns.join(", ")}])`
       return p.condition === undefined ? `Join ${type}` : `Join ${type}, ${expressionString(p.condition)}`
     }
     case "Sort":

@@ -244,11 +244,32 @@ export interface SinkContext {
   readonly conf?: ReadonlyMap<string, string> | undefined
 }
 
-/** A streaming sink format (`writeStream.format(name)`). */
+/**
+ * A streaming sink format (`writeStream.format(name)`). Besides `create`, it declares what the
+ * sink can do, and the query start checks a query against that (never against the sink's name):
+ * the output modes it takes, whether it takes batch ids as Spark's V1 sinks do, and whether it
+ * runs under `Trigger.Continuous`.
+ */
 export interface SinkFormat {
   readonly name: string
   /** Output modes this sink accepts (Spark: the file sink only `append`). */
   readonly supportedOutputModes: ReadonlyArray<OutputMode>
+  /**
+   * Spark's V1 `Sink`, handed each micro-batch with its batch id (`addBatch(batchId, data)`),
+   * as Spark's file sink is: its `partitionBy` columns are resolved against the query's output
+   * columns (by `spark.sql.caseSensitive`; Spark's `DataStreamWriter.normalizedParCols`), and a
+   * column that is not there fails `start()`. A sink Spark writes through DataSource V2's
+   * `STREAMING_WRITE` (memory, console, noop, kafka) says `false`: its partition columns reach it
+   * as given. Omitted: `true`, as for any Spark `StreamSinkProvider`.
+   */
+  readonly batchIdAware?: boolean
+  /**
+   * Whether a query with `Trigger.Continuous` may write here: through the sink's
+   * `continuousWrite`, or whole epochs handed to `addBatch`. A sink that says `false` (the file
+   * sinks, Spark's V1 `FileStreamSink`) gets the micro-batch checks, then Spark's refusal
+   * `Unknown type of trigger: ContinuousTrigger(…)`. Omitted: `true`.
+   */
+  readonly continuous?: boolean
   readonly create: (ctx: SinkContext) => Effect.Effect<Sink, AnalysisError | ConnectorError>
 }
 

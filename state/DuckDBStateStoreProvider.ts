@@ -12,7 +12,7 @@
  *
  * Version `v` (`base_version <= v <= latest`) is the base overlaid with the latest log entry per
  * key at or below `v`. Why append-only: DuckDB's `INSERT ... ON CONFLICT` of a 1,000-row batch
- * was measured at 9.7 ms into 100 K keys, 18 ms into 1 M and 134 ms into 10 M (DESIGN.md): the
+ * was measured at 9.7 ms into 100 K keys, 18 ms into 1 M and 134 ms into 10 M (docs/architecture.md): the
  * cost follows the table. An appender batch follows the batch.
  *
  * Commit: one transaction on the store's connection: one appender batch of the changed keys into
@@ -55,8 +55,10 @@ import * as nodePath from "node:path"
 import { Effect, Fiber, Layer, type Scope, Semaphore } from "effect"
 import { StateStoreError } from "../core/Errors.ts"
 import { KeyCache, ENTRY_OVERHEAD_BYTES } from "./KeyCache.ts"
+import * as MaintenanceScheduler from "./MaintenanceScheduler.ts"
 import { checkCompatibility, decodeSchema, encodeSchema } from "./StateSchemaCompatibility.ts"
 import {
+  beginOpen,
   describeStore,
   type OpenSpec,
   type StateSchema,
@@ -530,43 +532,19 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
             toError(h.db.path, `Reading version ${version} of ${describeStore(h)}`, "Io", h.operatorId)
           )
 
-    const scheduleMaintenance = (h: Handle): Effect.Effect<void> => {
-      if (
-        maintenanceEvery <= 0 ||
-        h.commitsSinceMaintenance < maintenanceEvery ||
-        h.maintenance !== undefined ||
-        closed
-      ) {
-        return Effect.void
-      }
-      const run = compact(h).pipe(
-        Effect.catch((e) => Effect.logWarning(`State store compaction of ${describeStore(h)} failed: ${e.message}`)),
-        Effect.ensuring(
-          Effect.sync(() => {
-            h.maintenance = undefined
-          })
-        )
-      )
-      return Effect.map(Effect.forkIn(run, scope, { uninterruptible: true }), (fiber) => {
-        h.maintenance = fiber
-      })
-    }
+    const maintenance = MaintenanceScheduler.make<Handle>({
+      everyCommits: maintenanceEvery,
+      scope,
+      isClosed: () => closed,
+      what: "compaction",
+      run: (h) => compact(h)
+    })
+    const scheduleMaintenance = maintenance.schedule
 
     const open = (spec: OpenSpec): Effect.Effect<StateStore, StateStoreError> =>
       Effect.gen(function* () {
-        const invalid = validateSpec(spec)
-        if (invalid !== undefined) return yield* invalid
-        if (closed) return yield* closedError(spec)
-        const h = (yield* handleFor(spec, spec))!
-        if (h.writer) {
-          return yield* new StateStoreError({
-            reason: "InvalidUsage",
-            operatorId: h.operatorId,
-            message: `${describeStore(h)} is already open: commit or abort it before opening it again.`
-          })
-        }
+        const h = yield* beginOpen(spec, closed, closedError, () => Effect.map(handleFor(spec, spec), (found) => found!))
         const version = spec.version
-        h.writer = true
         pin(h, version)
         let released = false
         const release = () => {
@@ -995,9 +973,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
         // Waits for a database being opened right now (later opens see `closed`).
         yield* registry.withPermits(1)(Effect.void)
         const all = [...databases.values()]
-        const running = all.flatMap((db) =>
-          [...db.stores.values()].flatMap((h) => (h.maintenance === undefined ? [] : [h.maintenance]))
-        )
+        const running = all.flatMap((db) => maintenance.running(db.stores.values()))
         yield* Fiber.awaitAll(running)
         for (const db of all) {
           // Wait for any statement still running on a connection, then close it.

@@ -29,10 +29,12 @@ import { Effect, Fiber, Layer, type Scope, Semaphore } from "effect"
 import type { CheckpointFileSystem } from "../core/CheckpointFileSystem.ts"
 import { type CheckpointError, StateStoreError } from "../core/Errors.ts"
 import { ENTRY_OVERHEAD_BYTES } from "./KeyCache.ts"
+import * as MaintenanceScheduler from "./MaintenanceScheduler.ts"
 import { NodeCheckpointFileSystem } from "./NodeCheckpointFileSystem.ts"
 import { applyFile, encodeDelta, FrameWriter, frame, putLine, unframe } from "./StateFileFormat.ts"
 import { checkCompatibility, decodeSchema, encodeSchema } from "./StateSchemaCompatibility.ts"
 import {
+  beginOpen,
   describeStore,
   type OpenSpec,
   type StateStore,
@@ -408,42 +410,18 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         })
       )
 
-    const scheduleMaintenance = (h: Handle): Effect.Effect<void> => {
-      if (
-        maintenanceEvery <= 0 ||
-        h.commitsSinceMaintenance < maintenanceEvery ||
-        h.maintenance !== undefined ||
-        closed
-      ) {
-        return Effect.void
-      }
-      const run = maintainHandle(h).pipe(
-        Effect.catch((e) => Effect.logWarning(`State store maintenance of ${describeStore(h)} failed: ${e.message}`)),
-        Effect.ensuring(
-          Effect.sync(() => {
-            h.maintenance = undefined
-          })
-        )
-      )
-      return Effect.map(Effect.forkIn(run, scope, { uninterruptible: true }), (fiber) => {
-        h.maintenance = fiber
-      })
-    }
+    const maintenance = MaintenanceScheduler.make<Handle>({
+      everyCommits: maintenanceEvery,
+      scope,
+      isClosed: () => closed,
+      what: "maintenance",
+      run: (h) => maintainHandle(h)
+    })
+    const scheduleMaintenance = maintenance.schedule
 
     const open = (spec: OpenSpec): Effect.Effect<StateStore, StateStoreError> =>
       Effect.gen(function* () {
-        const invalid = validateSpec(spec)
-        if (invalid !== undefined) return yield* invalid
-        if (closed) return yield* closedError(spec)
-        const h = handleFor(spec)
-        if (h.writer) {
-          return yield* new StateStoreError({
-            reason: "InvalidUsage",
-            operatorId: h.operatorId,
-            message: `${describeStore(h)} is already open: commit or abort it before opening it again.`
-          })
-        }
-        h.writer = true
+        const h = yield* beginOpen(spec, closed, closedError, () => Effect.sync(() => handleFor(spec)))
         const opened = Effect.gen(function* () {
           yield* checkSchema(h, spec)
           yield* h.lock.withPermits(1)(list(h))
@@ -656,7 +634,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
       Effect.gen(function* () {
         if (closed) return
         closed = true
-        const running = [...handles.values()].flatMap((h) => (h.maintenance === undefined ? [] : [h.maintenance]))
+        const running = maintenance.running(handles.values())
         yield* Fiber.awaitAll(running)
         handles.clear()
       })

@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-import { Context, type Effect } from "effect"
+import { Context, Effect } from "effect"
 import type { StructType } from "../core/DataType.ts"
 import { StateStoreError } from "../core/Errors.ts"
 
@@ -330,3 +330,32 @@ export const validateSpec = (spec: {
   }
   return undefined
 }
+
+/**
+ * The start every provider's `open` shares: the spec is checked (`validateSpec`), the provider
+ * must not be closed (`closedError`), and the store (`handle` finds or registers it) must not be
+ * open already; it is then marked as open for writing until the session commits or aborts.
+ *
+ * @since 0.1.0
+ */
+export const beginOpen = <H extends { writer: boolean; readonly operatorId: number; readonly storeName: string }, E>(
+  spec: OpenSpec,
+  closed: boolean,
+  closedError: (id: { readonly operatorId: number }) => StateStoreError,
+  handle: () => Effect.Effect<H, E>
+): Effect.Effect<H, StateStoreError | E> =>
+  Effect.gen(function* () {
+    const invalid = validateSpec(spec)
+    if (invalid !== undefined) return yield* invalid
+    if (closed) return yield* closedError(spec)
+    const h = yield* handle()
+    if (h.writer) {
+      return yield* new StateStoreError({
+        reason: "InvalidUsage",
+        operatorId: h.operatorId,
+        message: `${describeStore(h)} is already open: commit or abort it before opening it again.`
+      })
+    }
+    h.writer = true
+    return h
+  })

@@ -21,7 +21,7 @@ export {
   type TransformWithStateOptions,
   transformWithState,
   type ValueState
-} from "./api/StatefulProcessor.ts"
+} from "./contracts/StatefulProcessor.ts"
 export {
   FlatMapGroupsWithStateUserFuncError,
   type GroupState,
@@ -29,7 +29,7 @@ export {
   GroupStateImpl,
   GroupStateTimeout,
   TestGroupState
-} from "./api/GroupState.ts"
+} from "./contracts/GroupState.ts"
 export {
   type FlatMapGroupsWithStateOptions,
   KeyValueGroupedDataset,
@@ -42,20 +42,22 @@ export { JUPYTER_DISPLAY, type MimeBundle } from "./api/Display.ts"
 export { DataStreamReader } from "./api/DataStreamReader.ts"
 export { DataStreamWriter, type ForeachWriter } from "./api/DataStreamWriter.ts"
 export { MemoryStream } from "./api/MemoryStream.ts"
-export type { StreamingQuery } from "./api/StreamingQuery.ts"
+export type { StreamingQuery } from "./contracts/StreamingQuery.ts"
 export type { StreamingQueryManager } from "./api/StreamingQueryManager.ts"
 export {
   progressFromJson,
   progressJson,
   statusJson,
-  type QueryIdleEvent,
-  type QueryProgressEvent,
-  type QueryStartedEvent,
-  type QueryTerminatedEvent,
   type SinkProgress,
   type SourceProgress,
   type StateOperatorProgress,
-  type StreamingQueryListener,
   type StreamingQueryProgress,
   type StreamingQueryStatus
-} from "./api/StreamingQueryProgress.ts"
+} from "./contracts/StreamingQueryProgress.ts"
+export type {
+  QueryIdleEvent,
+  QueryProgressEvent,
+  QueryStartedEvent,
+  QueryTerminatedEvent,
+  StreamingQueryListener
+} from "./contracts/StreamingQueryListener.ts"

@@ -42,7 +42,7 @@ import type { Trigger } from "../core/Trigger.ts"
 import type { DataFrame } from "./api/DataFrame.ts"
 import type { MemoryStream } from "./api/MemoryStream.ts"
 import type { Session } from "./api/Session.ts"
-import type { StreamingQuery } from "./api/StreamingQuery.ts"
+import type { StreamingQuery } from "./contracts/StreamingQuery.ts"
 
 /** Options of `StartStream`. */
 export interface StartStreamOptions {

@@ -1,24 +1,35 @@
 /**
- * Architecture test: checks the import arrows of DESIGN.md ("Folders and who may import whom")
- * by scanning every TypeScript file's import and export statements (static, dynamic and
- * `import("...")` types, found with TypeScript's own pre-processor so comments, doc examples and
- * strings are ignored).
+ * Architecture test: enforces the import rules of docs/architecture.md ("Folders and who may
+ * import whom", "Layers inside core/", "Layers inside structured/") by scanning every TypeScript
+ * file's import and export statements (static, dynamic and `import("...")` types, found with
+ * TypeScript's own pre-processor so comments, doc examples and strings are ignored).
  *
- * - `core/` imports only `effect` and core files (no `node:` modules, no other npm packages).
- * - `state/` imports core, state, `effect`, `@duckdb/node-api` and `node:` built-ins.
- * - `connectors/` imports core, state, `effect`, `@duckdb/node-api`, `kafkajs`, `avsc` and
- *   `snappyjs` (the Avro format) and `node:` built-ins; a connector folder imports only its own files and the shared helpers directly
+ * - `core/` imports only `effect` and core files (no `node:` modules, no other npm packages), in
+ *   layers: the model (`core/*.ts`, `core/functions/`) <- `core/analysis/` <- `core/optimizer/`
+ *   <- `core/mod.ts`; a file imports only its own layer and the ones below.
+ * - `state/` imports core, state, `effect`, `@duckdb/node-api` and `node:` built-ins. A state
+ *   store provider (`state/*StateStoreProvider.ts`) is imported only inside `state/` (the
+ *   registry `StateStoreProviders.ts`, `state/mod.ts`): everything else reaches it by name.
+ * - `connectors/` imports core, state, `effect`, `@duckdb/node-api`, `kafkajs`, `avsc` and `snappyjs`
+ *   (the Avro format) and `node:` built-ins; a connector folder imports only its own files and the shared helpers directly
  *   under `connectors/`, never another connector.
- * - `structured/` imports core, state, structured, `effect` and `node:` built-ins, never connectors.
+ * - `structured/` imports core, state, structured, `effect` and `node:` built-ins, never
+ *   connectors, in layers: `contracts/` <- `physical/` <- `execution/` <- `api/` <-
+ *   `structured/mod.ts`, `structured/testing.ts`; a file imports only its own layer and the
+ *   ones below (so the engine never imports the API, nor the notebook display).
  * - `dstream/` imports core, state, dstream, `effect`, `node:` built-ins and `structured/` only
  *   through `structured/api/` (Session and the DataFrame bridge), never connectors.
- * - `connect/` (the Spark Connect backend) imports core, structured, connect, `effect`, the
- *   protobuf/gRPC/Arrow packages and `node:` built-ins; nothing imports it but the composition root.
- * - `mod.ts` and `dstream/mod.ts` are the composition roots: they may import anything, and no
- *   library file may import them back.
- * - Everywhere (tests, examples and benchmarks too): relative imports end in `.ts`, built-ins use
- *   the `node:` prefix, and only the built-ins Deno supports are used; `node:child_process` only
- *   in tests.
+ * - `connect/` (the Spark Connect backend) imports core, connect, `effect`, the
+ *   protobuf/gRPC/Arrow packages, `node:` built-ins and `structured/` only through
+ *   `structured/contracts/`; nothing imports it but the composition root.
+ * - `mod.ts`, `dstream/mod.ts` and every file in `bin/` (the CLI) are composition roots: they may
+ *   import any library folder, and no library file may import them back. `bin/` imports only the
+ *   npm package `effect` and runs in Node and Deno like the library.
+ * - `scripts/` (the repository's own tools, run by npm scripts under Node) imports only `node:`
+ *   built-ins and `typescript`, never the library (it reads sources as files).
+ * - Everywhere (tests, examples, benchmarks, bin and scripts too): relative imports end in `.ts`,
+ *   built-ins use the `node:` prefix, and only the built-ins Deno supports are used;
+ *   `node:child_process` only in tests, benchmarks and scripts.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -35,17 +46,23 @@ type LibraryArea = (typeof LIBRARY_AREAS)[number]
 /** Folders that may import anything (still subject to the extension and built-in rules). */
 const FREE_AREAS = ["test", "examples", "bench"] as const
 
-/** Composition roots: wire the built-in connectors into the session (the CLI is one too). */
-const COMPOSITION_ROOTS = new Set(["mod.ts", "dstream/mod.ts", "bin/tributary.ts"])
+/** The command-line tool (composition roots) and the repository's scripts. */
+const TOOL_AREAS = ["bin", "scripts"] as const
+
+/** Composition roots: wire the built-in connectors into the session (every CLI file is one too). */
+const isCompositionRoot = (file: string): boolean =>
+  file === "mod.ts" || file === "dstream/mod.ts" || (firstSegment(file) === "bin" && file.includes("/"))
 
 /** npm packages each library folder may import. */
-const PACKAGES: Record<LibraryArea, ReadonlySet<string>> = {
+const PACKAGES: Record<LibraryArea | "bin" | "scripts", ReadonlySet<string>> = {
   core: new Set(["effect"]),
   state: new Set(["effect", "@duckdb/node-api"]),
   connectors: new Set(["effect", "@duckdb/node-api", "kafkajs", "avsc", "snappyjs"]),
   structured: new Set(["effect"]),
   dstream: new Set(["effect"]),
-  connect: new Set(["effect", "@bufbuild/protobuf", "@connectrpc/connect", "@connectrpc/connect-node", "apache-arrow"])
+  connect: new Set(["effect", "@bufbuild/protobuf", "@connectrpc/connect", "@connectrpc/connect-node", "apache-arrow"]),
+  bin: new Set(["effect"]),
+  scripts: new Set(["typescript"])
 }
 
 /** Library folders each library folder may import (connectors is refined per connector below). */
@@ -57,6 +74,51 @@ const AREAS: Record<LibraryArea, ReadonlySet<string>> = {
   dstream: new Set(["core", "state", "dstream", "structured"]),
   connect: new Set(["core", "structured", "connect"])
 }
+
+/**
+ * A layer of a folder: files import only their own layer and the ones below (lower `rank`).
+ * `matches` gets a repository-relative path inside the folder.
+ */
+interface Layer {
+  readonly name: string
+  readonly rank: number
+  readonly matches: (file: string) => boolean
+}
+
+const depth = (file: string): number => file.split("/").length
+
+/** The layers inside `core/`, bottom first (docs/architecture.md, "Layers inside core/"). */
+const CORE_LAYERS: ReadonlyArray<Layer> = [
+  {
+    name: "core/ (the model: core/*.ts and core/functions/)",
+    rank: 0,
+    matches: (f) => (depth(f) === 2 && f !== "core/mod.ts") || f.startsWith("core/functions/")
+  },
+  { name: "core/analysis/", rank: 1, matches: (f) => f.startsWith("core/analysis/") },
+  { name: "core/optimizer/", rank: 2, matches: (f) => f.startsWith("core/optimizer/") },
+  { name: "core/mod.ts", rank: 3, matches: (f) => f === "core/mod.ts" }
+]
+
+/** The layers inside `structured/`, bottom first (docs/architecture.md, "Layers inside structured/"). */
+const STRUCTURED_LAYERS: ReadonlyArray<Layer> = [
+  { name: "structured/contracts/", rank: 0, matches: (f) => f.startsWith("structured/contracts/") },
+  { name: "structured/physical/", rank: 1, matches: (f) => f.startsWith("structured/physical/") },
+  { name: "structured/execution/", rank: 2, matches: (f) => f.startsWith("structured/execution/") },
+  { name: "structured/api/", rank: 3, matches: (f) => f.startsWith("structured/api/") },
+  {
+    name: "structured/mod.ts and structured/testing.ts",
+    rank: 4,
+    matches: (f) => f === "structured/mod.ts" || f === "structured/testing.ts"
+  }
+]
+
+const LAYERED: Readonly<Record<string, ReadonlyArray<Layer>>> = { core: CORE_LAYERS, structured: STRUCTURED_LAYERS }
+
+/** The layer of a file of a layered folder; `undefined` for a file no layer holds. */
+const layerOf = (file: string): Layer | undefined => LAYERED[firstSegment(file)]?.find((l) => l.matches(file))
+
+/** A state store provider's implementation (reached through the registry outside `state/`). */
+const isProviderImplementation = (file: string): boolean => /^state\/[A-Za-z]+StateStoreProvider\.ts$/.test(file)
 
 /** The `node:` built-ins Deno 2 supports that this project allows. */
 const NODE_BUILTINS = new Set([
@@ -90,7 +152,7 @@ const NODE_BUILTINS = new Set([
   "node:readline/promises"
 ])
 
-/** Built-ins allowed only under `test/` and `bench/` (crash tests and the Kafka benchmark spawn real child processes). */
+/** Built-ins allowed only under `test/`, `bench/` and `scripts/` (crash tests, the Kafka benchmark and the doc-sample check spawn real child processes). */
 const TEST_ONLY_BUILTINS = new Set(["node:child_process"])
 
 /** Node built-in module names, to catch a built-in imported without the `node:` prefix. */
@@ -158,7 +220,9 @@ const packageName = (specifier: string): string => {
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]
 }
 
-const firstSegment = (file: string): string => file.split("/")[0]
+function firstSegment(file: string): string {
+  return file.split("/")[0]
+}
 
 const isFreeArea = (area: string): boolean => (FREE_AREAS as ReadonlyArray<string>).includes(area)
 
@@ -166,6 +230,9 @@ const isLibraryArea = (area: string): area is LibraryArea => (LIBRARY_AREAS as R
 
 /** Root-level files other than the composition roots: tool configs (`vitest.config.ts`). */
 const isRootConfig = (file: string): boolean => !file.includes("/") && /\.config\.[cm]?ts$/.test(file)
+
+/** Where a built-in that starts processes may be used: tests, benchmarks and the repository's scripts. */
+const mayStartProcesses = (area: string): boolean => area === "test" || area === "bench" || area === "scripts"
 
 /**
  * The violations of one import of `file` (a repository-relative POSIX path), as messages that
@@ -176,11 +243,15 @@ const checkImport = (file: string, ref: ImportRef): ReadonlyArray<string> => {
   const area = firstSegment(file)
   const spec = ref.specifier
   const out: Array<string> = []
-  const composition = COMPOSITION_ROOTS.has(file)
-  const free = composition || isFreeArea(area) || isRootConfig(file)
+  const composition = isCompositionRoot(file)
+  const scripts = area === "scripts" && file.includes("/")
+  const free = isFreeArea(area) || isRootConfig(file)
 
-  if (!free && !isLibraryArea(area)) {
-    return [`${at}: ${file} is outside the folders DESIGN.md describes; move it or add a rule to this test`]
+  if (!free && !composition && !scripts && !isLibraryArea(area)) {
+    return [`${at}: ${file} is outside the folders docs/architecture.md describes; move it or add a rule to this test`]
+  }
+  if (isLibraryArea(area) && LAYERED[area] !== undefined && layerOf(file) === undefined) {
+    out.push(`${at}: ${file} is in no layer of ${area}/ (docs/architecture.md); put it in a layer's folder or add one`)
   }
 
   if (spec.startsWith("./") || spec.startsWith("../")) {
@@ -193,18 +264,43 @@ const checkImport = (file: string, ref: ImportRef): ReadonlyArray<string> => {
       return out
     }
     if (free) return out
-    if (COMPOSITION_ROOTS.has(target)) {
+    if (scripts) {
+      if (firstSegment(target) !== "scripts") {
+        out.push(`${at}: scripts/ must not import the library or other folders (it reads sources as files)`)
+      }
+      return out
+    }
+    const targetArea = firstSegment(target)
+    if (isCompositionRoot(target) && !composition) {
       out.push(`${at}: ${target} is a composition root; library code must not import it (it wires in the connectors)`)
       return out
     }
+    if (isProviderImplementation(target) && area !== "state") {
+      out.push(
+        `${at}: a state store provider is reached through state/StateStoreProviders.ts (its registry) and the session's StateStoreProviderService, never imported directly`
+      )
+      return out
+    }
+    if (composition) {
+      if (!isLibraryArea(targetArea) && !isCompositionRoot(target)) {
+        out.push(`${at}: a composition root imports only library folders and the other composition roots`)
+      }
+      return out
+    }
     const lib = area as LibraryArea
-    const targetArea = firstSegment(target)
     if (!AREAS[lib].has(targetArea)) {
-      out.push(`${at}: ${lib}/ may import only ${[...AREAS[lib]].map((a) => `${a}/`).join(", ")} (DESIGN.md)`)
+      out.push(
+        `${at}: ${lib}/ may import only ${[...AREAS[lib]].map((a) => `${a}/`).join(", ")} (docs/architecture.md)`
+      )
       return out
     }
     if (lib === "dstream" && targetArea === "structured" && !target.startsWith("structured/api/")) {
       out.push(`${at}: dstream/ may use structured/ only through structured/api/ (Session and the DataFrame bridge)`)
+    }
+    if (lib === "connect" && targetArea === "structured" && !target.startsWith("structured/contracts/")) {
+      out.push(
+        `${at}: connect/ may use structured/ only through structured/contracts/ (the remote backend, session state, query and listener contracts)`
+      )
     }
     if (lib === "connectors" && targetArea === "connectors") {
       const own = file.split("/")
@@ -219,15 +315,25 @@ const checkImport = (file: string, ref: ImportRef): ReadonlyArray<string> => {
         )
       }
     }
+    if (targetArea === lib && LAYERED[lib] !== undefined) {
+      const from = layerOf(file)
+      const to = layerOf(target)
+      if (from !== undefined && to !== undefined && to.rank > from.rank) {
+        const order = LAYERED[lib].map((l) => l.name).join(" <- ")
+        out.push(
+          `${at}: ${from.name} may not import ${to.name}, a layer above it (layers of ${lib}/, bottom first: ${order})`
+        )
+      }
+    }
     return out
   }
 
   if (spec.startsWith("node:")) {
     if (!NODE_BUILTINS.has(spec)) {
       out.push(`${at}: only these node: built-ins (supported by Deno) are allowed: ${[...NODE_BUILTINS].join(", ")}`)
-    } else if (TEST_ONLY_BUILTINS.has(spec) && area !== "test" && area !== "bench") {
-      out.push(`${at}: ${spec} is allowed only in tests`)
-    } else if (!free && area === "core") {
+    } else if (TEST_ONLY_BUILTINS.has(spec) && !mayStartProcesses(area)) {
+      out.push(`${at}: ${spec} is allowed only in tests, benchmarks and scripts/`)
+    } else if (area === "core") {
       out.push(`${at}: core/ may import only effect and core/ files, no node: built-ins`)
     }
     return out
@@ -237,13 +343,14 @@ const checkImport = (file: string, ref: ImportRef): ReadonlyArray<string> => {
     return [`${at}: import Node built-ins with the node: prefix ("node:${spec}"), which Deno requires`]
   }
 
-  if (free) return out
-  const lib = area as LibraryArea
+  if (free || (composition && !file.startsWith("bin/"))) return out
+  const packages = composition ? PACKAGES.bin : scripts ? PACKAGES.scripts : PACKAGES[area as LibraryArea]
+  const owner = composition ? "bin" : scripts ? "scripts" : area
   const name = packageName(spec)
-  if (!PACKAGES[lib].has(name)) {
+  if (!packages.has(name)) {
     out.push(
-      `${at}: ${lib}/ may import only the npm packages ${[...PACKAGES[lib]].join(", ")}` +
-        (lib === "core" ? " (core imports only effect)" : "")
+      `${at}: ${owner}/ may import only the npm packages ${[...packages].join(", ")}` +
+        (owner === "core" ? " (core imports only effect)" : "")
     )
   }
   return out
@@ -256,7 +363,7 @@ const sourceFiles = (): ReadonlyArray<string> => {
   for (const entry of fs.readdirSync(ROOT, { withFileTypes: true })) {
     if (entry.isFile() && isCode(entry.name)) files.push(entry.name)
   }
-  for (const dir of [...LIBRARY_AREAS, ...FREE_AREAS]) {
+  for (const dir of [...LIBRARY_AREAS, ...FREE_AREAS, ...TOOL_AREAS]) {
     const abs = path.join(ROOT, dir)
     if (!fs.existsSync(abs)) continue
     for (const rel of fs.readdirSync(abs, { recursive: true, encoding: "utf8" })) {
@@ -278,7 +385,7 @@ const violations = (select: (file: string) => boolean): ReadonlyArray<string> =>
 
 const expectNone = (found: ReadonlyArray<string>): void => {
   if (found.length > 0) {
-    throw new Error(`${found.length} import(s) break DESIGN.md's arrows:\n  ${found.join("\n  ")}`)
+    throw new Error(`${found.length} import(s) break docs/architecture.md's rules:\n  ${found.join("\n  ")}`)
   }
   expect(found).toEqual([])
 }
@@ -286,17 +393,21 @@ const expectNone = (found: ReadonlyArray<string>): void => {
 const inArea =
   (area: string) =>
   (file: string): boolean =>
-    firstSegment(file) === area && !COMPOSITION_ROOTS.has(file)
+    firstSegment(file) === area && !isCompositionRoot(file)
 
-describe("architecture (DESIGN.md import arrows)", () => {
-  it("finds the library's source files", () => {
+const ARCHITECTURE_DOC = fs.readFileSync(path.join(ROOT, "docs", "architecture.md"), "utf8")
+
+describe("architecture (docs/architecture.md import rules)", () => {
+  it("finds the library's source files, the CLI and the scripts", () => {
     const files = sourceFiles()
     expect(files.filter(inArea("core")).length).toBeGreaterThan(0)
     expect(files).toContain("test/architecture.test.ts")
+    expect(files).toContain("bin/tributary.ts")
+    expect(files).toContain("scripts/api-docs.ts")
     expect(files.some((f) => f.includes("node_modules"))).toBe(false)
   })
 
-  it("core/ imports only effect and core/ files", () => {
+  it("core/ imports only effect and core/ files, in its layers", () => {
     expectNone(violations(inArea("core")))
   })
 
@@ -308,16 +419,46 @@ describe("architecture (DESIGN.md import arrows)", () => {
     expectNone(violations(inArea("connectors")))
   })
 
-  it("structured/ never imports connectors/", () => {
+  it("structured/ never imports connectors/, and imports only downward through its layers", () => {
     expectNone(violations(inArea("structured")))
+  })
+
+  it("no file under structured/execution/ or structured/physical/ imports structured/api/", () => {
+    const upward = sourceFiles()
+      .filter((f) => f.startsWith("structured/execution/") || f.startsWith("structured/physical/"))
+      .flatMap((file) =>
+        importsOf(fs.readFileSync(path.join(ROOT, file), "utf8"))
+          .map((ref) => path.posix.normalize(path.posix.join(path.posix.dirname(file), ref.specifier)))
+          .filter((target) => target.startsWith("structured/api/"))
+          .map((target) => `${file} imports ${target}`)
+      )
+    expect(upward).toEqual([])
   })
 
   it("dstream/ reaches structured/ only through structured/api/ and never imports connectors/", () => {
     expectNone(violations(inArea("dstream")))
   })
 
+  it("connect/ reaches structured/ only through structured/contracts/", () => {
+    expectNone(violations(inArea("connect")))
+  })
+
+  it("the CLI (bin/) and the scripts (scripts/) follow their rules", () => {
+    expectNone(violations((f) => firstSegment(f) === "bin" || firstSegment(f) === "scripts"))
+  })
+
   it("composition roots, tests, examples and benchmarks use .ts relative imports and Deno-supported built-ins", () => {
-    expectNone(violations((f) => !isLibraryArea(firstSegment(f)) || COMPOSITION_ROOTS.has(f)))
+    expectNone(violations((f) => !isLibraryArea(firstSegment(f)) || isCompositionRoot(f)))
+  })
+
+  it("docs/architecture.md names every layer this test enforces", () => {
+    for (const layers of Object.values(LAYERED)) {
+      for (const l of layers) {
+        for (const folder of l.name.match(/[a-z]+\/[a-z]*\/?[a-zA-Z]*(\.ts)?/g) ?? []) {
+          expect(ARCHITECTURE_DOC, `${l.name}: ${folder}`).toContain(folder)
+        }
+      }
+    }
   })
 })
 
@@ -330,22 +471,44 @@ describe("architecture rules (self-check on synthetic imports)", () => {
       ["core/functions/Registry.ts", "../DataType.ts"],
       ["core/Column.ts", "effect"],
       ["core/RowSchema.ts", "effect/Schema"],
+      ["core/analysis/Analyzer.ts", "../LogicalPlan.ts"],
+      ["core/analysis/Analyzer.ts", "./PlanOutput.ts"],
+      ["core/optimizer/Optimizer.ts", "../analysis/PlanOutput.ts"],
+      ["core/mod.ts", "./optimizer/Optimizer.ts"],
       ["state/DuckDBStateStore.ts", "@duckdb/node-api"],
       ["state/FileStateStore.ts", "node:fs/promises"],
       ["state/StateStore.ts", "../core/Errors.ts"],
+      ["state/StateStoreProviders.ts", "./DuckDBStateStoreProvider.ts"],
       ["connectors/kafka/KafkaSource.ts", "kafkajs"],
       ["connectors/files/avro/AvroSchema.ts", "avsc"],
       ["connectors/files/avro/AvroSchema.ts", "../FileSource.ts"],
       ["connectors/kafka/KafkaSource.ts", "./KafkaOptions.ts"],
-      ["connectors/kafka/KafkaSource.ts", "../Shared.ts"],
+      ["connectors/kafka/KafkaSource.ts", "../OptionParsing.ts"],
       ["connectors/files/FileSink.ts", "../../state/StateStore.ts"],
       ["structured/execution/MicroBatchExecution.ts", "../../state/StateStore.ts"],
+      ["structured/execution/MicroBatchExecution.ts", "./StreamExecution.ts"],
+      ["structured/execution/QueryStart.ts", "../contracts/SessionState.ts"],
+      ["structured/execution/StreamExecution.ts", "../physical/SparkPlan.ts"],
+      ["structured/physical/stateful/FlatMapGroupsWithStateExec.ts", "../../contracts/GroupState.ts"],
+      ["structured/contracts/SessionState.ts", "../../state/NodeCheckpointFileSystem.ts"],
+      ["structured/api/DataStreamWriter.ts", "../execution/QueryStart.ts"],
+      ["structured/api/Session.ts", "../../state/StateStoreProviders.ts"],
+      ["structured/testing.ts", "./api/Session.ts"],
       ["structured/api/DataFrame.ts", "node:path"],
       ["dstream/StreamingContext.ts", "../structured/api/Session.ts"],
+      ["connect/RemoteListeners.ts", "../structured/contracts/StreamingQueryListener.ts"],
       ["dstream/mod.ts", "../connectors/socket/SocketSource.ts"],
       ["mod.ts", "./connectors/memory/MemoryStream.ts"],
+      ["bin/tributary.ts", "../mod.ts"],
+      ["bin/tributary.ts", "../structured/execution/CheckpointInspect.ts"],
+      ["bin/tributary.ts", "effect/cli"],
+      ["bin/tributary.ts", "node:path"],
+      ["scripts/api-docs.ts", "typescript"],
+      ["scripts/doc-samples.ts", "node:child_process"],
       ["test/crash/Crash.test.ts", "node:child_process"],
       ["test/core/Column.test.ts", "fast-check"],
+      ["test/docs/DocSamples.test.ts", "../../scripts/doc-samples.ts"],
+      ["bench/state.ts", "../state/DuckDBStateStoreProvider.ts"],
       ["vitest.config.ts", "vitest/config"]
     ]
     for (const [file, spec] of allowed) expect(check(file, spec), `${file} -> ${spec}`).toEqual([])
@@ -358,6 +521,10 @@ describe("architecture rules (self-check on synthetic imports)", () => {
       ["core/Column.ts", "../state/StateStore.ts", "core/ may import only core/"],
       ["core/Column.ts", "./Expression", 'must end in ".ts"'],
       ["core/Column.ts", "./Expression.js", 'must end in ".ts"'],
+      ["core/Column.ts", "./analysis/Analyzer.ts", "may not import core/analysis/, a layer above it"],
+      ["core/functions/Define.ts", "../analysis/TypeCoercion.ts", "may not import core/analysis/"],
+      ["core/analysis/Analyzer.ts", "../optimizer/Optimizer.ts", "core/analysis/ may not import core/optimizer/"],
+      ["core/optimizer/Optimizer.ts", "../mod.ts", "may not import core/mod.ts"],
       ["state/StateStore.ts", "../connectors/memory/MemorySink.ts", "state/ may import only core/, state/"],
       ["state/StateStore.ts", "kafkajs", "state/ may import only the npm packages"],
       ["core/functions/AvroFunctions.ts", "avsc", "core/ may import only the npm packages effect"],
@@ -368,21 +535,63 @@ describe("architecture rules (self-check on synthetic imports)", () => {
       ["structured/api/DataFrame.ts", "../../connectors/memory/MemoryStream.ts", "structured/ may import only"],
       ["structured/api/DataFrame.ts", "@duckdb/node-api", "structured/ may import only the npm packages effect"],
       ["structured/api/DataFrame.ts", "../../mod.ts", "composition root"],
+      [
+        "structured/execution/MicroBatchExecution.ts",
+        "../api/Display.ts",
+        "structured/execution/ may not import structured/api/"
+      ],
+      ["structured/execution/QueryStart.ts", "../api/DataFrame.ts", "a layer above it"],
+      [
+        "structured/physical/stateful/TransformWithStateExec.ts",
+        "../../api/Session.ts",
+        "structured/physical/ may not import structured/api/"
+      ],
+      [
+        "structured/physical/Planner.ts",
+        "../execution/QueryExecution.ts",
+        "structured/physical/ may not import structured/execution/"
+      ],
+      [
+        "structured/contracts/SessionState.ts",
+        "../physical/SparkPlan.ts",
+        "structured/contracts/ may not import structured/physical/"
+      ],
+      [
+        "structured/api/Session.ts",
+        "../testing.ts",
+        "structured/api/ may not import structured/mod.ts and structured/testing.ts"
+      ],
+      ["structured/api/Session.ts", "../../state/DuckDBStateStoreProvider.ts", "through state/StateStoreProviders.ts"],
+      ["structured/streaming/Engine.ts", "../api/Session.ts", "in no layer of structured/"],
       ["dstream/DStream.ts", "../structured/physical/FilterExec.ts", "only through structured/api/"],
       ["dstream/DStream.ts", "../connectors/socket/SocketSource.ts", "dstream/ may import only"],
       ["dstream/DStream.ts", "./mod.ts", "composition root"],
+      [
+        "connect/RemoteListeners.ts",
+        "../structured/execution/MicroBatchExecution.ts",
+        "only through structured/contracts/"
+      ],
+      ["connect/Translate.ts", "../structured/api/DataFrame.ts", "only through structured/contracts/"],
       ["state/FileStateStore.ts", "fs", 'node: prefix ("node:fs")'],
       ["state/FileStateStore.ts", "node:sqlite", "only these node: built-ins"],
       ["state/FileStateStore.ts", "node:child_process", "allowed only in tests"],
       ["examples/demo.ts", "node:child_process", "allowed only in tests"],
       ["examples/demo.ts", "../mod", 'must end in ".ts"'],
-      ["scratch.ts", "./mod.ts", "outside the folders DESIGN.md describes"]
+      ["bin/tributary.ts", "fs", 'node: prefix ("node:fs")'],
+      ["bin/tributary.ts", "node:child_process", "allowed only in tests"],
+      ["bin/tributary.ts", "kafkajs", "bin/ may import only the npm packages effect"],
+      ["bin/tributary.ts", "../state/FileStateStoreProvider.ts", "through state/StateStoreProviders.ts"],
+      ["bin/tributary.ts", "../test/cli/fixtures/counts.ts", "imports only library folders"],
+      ["scripts/api-docs.ts", "../mod.ts", "scripts/ must not import the library"],
+      ["scripts/api-docs.ts", "effect", "scripts/ may import only the npm packages typescript"],
+      ["scripts/doc-samples.ts", "fs", 'node: prefix ("node:fs")'],
+      ["scratch.ts", "./mod.ts", "outside the folders docs/architecture.md describes"]
     ]
     for (const [file, spec, reason] of rejected) {
       const found = check(file, spec)
       expect(found.length, `${file} -> ${spec}`).toBeGreaterThan(0)
-      expect(found.join("\n")).toContain(`${file}:3 imports "${spec}"`)
-      expect(found.join("\n")).toContain(reason)
+      expect(found.join("\n"), `${file} -> ${spec}`).toContain(`${file}:3 imports "${spec}"`)
+      expect(found.join("\n"), `${file} -> ${spec}`).toContain(reason)
     }
   })
 

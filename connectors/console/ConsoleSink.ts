@@ -113,6 +113,8 @@ const ALL_MODES: ReadonlyArray<OutputMode> = ["append", "update", "complete"]
 export const ConsoleSink: SinkFormat = {
   name: "console",
   supportedOutputModes: ALL_MODES,
+  // A DataSource V2 sink in Spark: `partitionBy` is passed through as given.
+  batchIdAware: false,
   create: (ctx) =>
     Effect.suspend(() => {
       const options = parseConsoleOptions(ctx.options)

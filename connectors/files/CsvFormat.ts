@@ -21,6 +21,7 @@ import * as T from "../../core/DataType.ts"
 import { ConnectorError } from "../../core/Errors.ts"
 import type { BatchFormat } from "../../core/Formats.ts"
 import type { InternalRow } from "../../core/Row.ts"
+import { javaTrim } from "../OptionParsing.ts"
 import { type CsvOptions, parseCsvOptions } from "./CsvOptions.ts"
 import { CsvTokenizer } from "./CsvParser.ts"
 import { type InputFile, qualifiedName } from "./FileListing.ts"
@@ -32,7 +33,6 @@ import {
   javaParseDouble,
   javaParseInt,
   javaParseLong,
-  javaTrim,
   scalaToBoolean
 } from "./Inference.ts"
 import { readText, splitLines } from "./TextFiles.ts"

@@ -7,6 +7,7 @@
  */
 import { AnalysisError } from "../../core/Errors.ts"
 import { type Options, option } from "../../core/Formats.ts"
+import * as OptionParsing from "../OptionParsing.ts"
 
 /** Spark's `CleanSourceMode`. */
 export type CleanSourceMode = "ARCHIVE" | "DELETE" | "OFF"
@@ -35,41 +36,19 @@ export interface FileStreamOptions {
 const illegal = (message: string): AnalysisError =>
   new AnalysisError({ reason: "InvalidArgument", errorClass: "INVALID_OPTION", message })
 
-/** Java's `Integer.parseInt` / `Long.parseLong` (radix 10), or `undefined`. */
-const javaInteger = (s: string, bits: 32 | 64): number | undefined => {
-  if (!/^[+-]?\d+$/.test(s)) return undefined
-  const n = BigInt(s)
-  const max = bits === 32 ? 2_147_483_647n : 9_223_372_036_854_775_807n
-  if (n > max || n < -max - 1n) return undefined
-  return Number(n)
-}
-
-const TIME_ERROR =
-  "Time must be specified as seconds (s), milliseconds (ms), microseconds (us), minutes (m or min), hour (h), or day (d). E.g. 50s, 100ms, or 250us."
-
-const MS_PER_UNIT: Readonly<Record<string, number>> = {
-  us: 0.001,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  min: 60_000,
-  h: 3_600_000,
-  d: 86_400_000
-}
-
 /**
  * Spark's `JavaUtils.timeStringAsMs`: `"7d"`, `"500ms"`, `"2min"`, or a bare number of
- * milliseconds; microseconds truncate toward zero.
+ * milliseconds; microseconds truncate toward zero (`connectors/OptionParsing.ts`).
  */
 export const timeStringAsMs = (str: string): number | AnalysisError => {
-  const lower = str.toLowerCase().trim()
-  const m = /^(-?[0-9]+)([a-z]+)?$/.exec(lower)
-  if (m === null) return illegal(`${TIME_ERROR}\nFailed to parse time string: ${str}`)
-  const value = javaInteger(m[1], 64)
-  if (value === undefined) return illegal(`${TIME_ERROR}\nFor input string: "${m[1]}"`)
-  const unit = m[2] === undefined ? 1 : MS_PER_UNIT[m[2]]
-  if (unit === undefined) return illegal(`${TIME_ERROR}\nInvalid suffix: "${m[2]}"`)
-  return Math.trunc(value * unit)
+  const ms = OptionParsing.timeStringAsMs(str)
+  return typeof ms === "string" ? illegal(ms) : ms
+}
+
+/** Java's `Long.parseLong` as a number, or `undefined`. */
+const javaLongNumber = (s: string): number | undefined => {
+  const n = OptionParsing.javaLong(s)
+  return n === undefined ? undefined : Number(n)
 }
 
 /** Scala's `String.toBoolean`, with `FileStreamOptions.withBooleanParameter`'s message. */
@@ -103,7 +82,7 @@ export const parseFileStreamOptions = (options: Options): FileStreamOptions | An
   const filesText = option(options, "maxFilesPerTrigger")
   let maxFilesPerTrigger: number | undefined
   if (filesText !== undefined) {
-    const n = javaInteger(filesText, 32)
+    const n = OptionParsing.javaInt(filesText)
     if (n === undefined || n <= 0) {
       return illegal(`Invalid value '${filesText}' for option 'maxFilesPerTrigger', must be a positive integer`)
     }
@@ -112,7 +91,7 @@ export const parseFileStreamOptions = (options: Options): FileStreamOptions | An
   const bytesText = option(options, "maxBytesPerTrigger")
   let maxBytesPerTrigger: number | undefined
   if (bytesText !== undefined) {
-    const n = javaInteger(bytesText, 64)
+    const n = javaLongNumber(bytesText)
     if (n === undefined || n <= 0) {
       return illegal(`Invalid value '${bytesText}' for option 'maxBytesPerTrigger', must be a positive integer`)
     }
@@ -144,7 +123,7 @@ export const parseFileStreamOptions = (options: Options): FileStreamOptions | An
   const cachedText = option(options, "maxCachedFiles")
   let maxCachedFiles = 10000
   if (cachedText !== undefined) {
-    const n = javaInteger(cachedText, 32)
+    const n = OptionParsing.javaInt(cachedText)
     if (n === undefined || n < 0) {
       return illegal(
         `Invalid value '${cachedText}' for option 'maxCachedFiles', must be an integer greater than or equal to 0`

@@ -246,5 +246,7 @@ const makeSink = (
 export const fileStreamSinkFormat = (writer: FileWriterFormat, hooks: FileSinkHooks = {}): SinkFormat => ({
   name: writer.name,
   supportedOutputModes: ["append", "update", "complete"],
+  // Spark's V1 `FileStreamSink` has no continuous writes.
+  continuous: false,
   create: (ctx) => makeSink(writer, ctx, hooks)
 })

@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as T from "../../core/DataType.ts"
+import { javaTrim } from "../OptionParsing.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Java/Scala parsers
@@ -38,15 +39,6 @@ export const javaParseLong = (s: string): number | null => {
 
 const decimalDoubleRe = /^[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?)$/
 const hexDoubleRe = /^([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?[pP]([+-]?\d+)[fFdD]?$/
-
-/** Java's `String.trim`: strips every char up to U+0020 at both ends. */
-export const javaTrim = (s: string): string => {
-  let a = 0
-  let b = s.length
-  while (a < b && s.charCodeAt(a) <= 32) a++
-  while (b > a && s.charCodeAt(b - 1) <= 32) b--
-  return a === 0 && b === s.length ? s : s.slice(a, b)
-}
 
 /**
  * Java's `Double.parseDouble`: trimmed; decimal (`1`, `1.`, `.5`, `1e3`), `NaN`, `Infinity`,

@@ -25,7 +25,6 @@ import {
   type ContinuousSource,
   type Offset,
   type PartitionOffset,
-  registerSourceFormat,
   type SourceContext,
   type SourceFormat
 } from "../../core/Streaming.ts"
@@ -210,21 +209,11 @@ export const createKafkaContinuousSource = (
 
 /**
  * The `kafka` format with continuous reads: the micro-batch format (`KafkaSource.ts`) plus
- * `continuous`. Registered by `registerKafkaContinuous()` in place of the plain format.
+ * `continuous`. `registerKafka()` registers it.
  *
  * @since 0.1.0
  */
 export const KafkaContinuousSourceFormat: SourceFormat = {
   ...KafkaSourceFormat,
   continuous: createKafkaContinuousSource
-}
-
-/**
- * Registers `kafka` with continuous reads, in place of the format `registerKafka()` registered
- * (call it after that one).
- *
- * @since 0.1.0
- */
-export const registerKafkaContinuous = (): void => {
-  registerSourceFormat(KafkaContinuousSourceFormat)
 }

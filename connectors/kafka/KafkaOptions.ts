@@ -15,6 +15,8 @@
 import * as T from "../../core/DataType.ts"
 import { AnalysisError } from "../../core/Errors.ts"
 import type { Options } from "../../core/Formats.ts"
+import * as OptionParsing from "../OptionParsing.ts"
+import { forInputString, javaInt, javaLong, javaTrim } from "../OptionParsing.ts"
 
 /** A Kafka topic partition. `toString` is Java's `TopicPartition.toString`: `topic-partition`. */
 export interface TopicPartition {
@@ -103,27 +105,14 @@ export const lowerCaseOptions = (options: Options): ReadonlyMap<string, string> 
   return m
 }
 
-/** Java's `String.trim`. */
-const javaTrim = (s: string): string => {
-  let from = 0
-  let to = s.length
-  while (from < to && s.charCodeAt(from) <= 0x20) from++
-  while (to > from && s.charCodeAt(to - 1) <= 0x20) to--
-  return s.slice(from, to)
-}
-
-const forInputString = (s: string): string => `For input string: "${s}"`
-
 /** Java's `Long.parseLong`/`String.toLong` (as a JS number; offsets stay far below 2^53). */
-const parseLong = (s: string): number | AnalysisError =>
-  /^[+-]?\d+$/.test(s) && Math.abs(Number(s)) <= 9.223372036854776e18 ? Number(s) : invalid(forInputString(s))
+const parseLong = (s: string): number | AnalysisError => {
+  const n = javaLong(s)
+  return n === undefined ? invalid(forInputString(s)) : Number(n)
+}
 
 /** Java's `Integer.parseInt`. */
-const parseInt32 = (s: string): number | AnalysisError => {
-  if (!/^[+-]?\d+$/.test(s)) return invalid(forInputString(s))
-  const n = Number(s)
-  return n < -2147483648 || n > 2147483647 ? invalid(forInputString(s)) : n
-}
+const parseInt32 = (s: string): number | AnalysisError => javaInt(s) ?? invalid(forInputString(s))
 
 /** Scala's `String.toBoolean`: `true`/`false` in any case, anything else fails as Java does. */
 const parseBoolean = (key: string, s: string): boolean | AnalysisError => {
@@ -134,25 +123,10 @@ const parseBoolean = (key: string, s: string): boolean | AnalysisError => {
   return invalid(`For input string: "${s}" (option '${key}' must be true or false)`)
 }
 
-const TIME_UNITS: Readonly<Record<string, number>> = {
-  us: 0.001,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  min: 60_000,
-  h: 3_600_000,
-  d: 86_400_000
-}
-
 /** Spark's `Utils.timeStringAsMs`: `15m`, `500ms`, `2s`, or a bare number of milliseconds. */
 export const timeStringAsMs = (str: string): number | AnalysisError => {
-  const m = /^(-?[0-9]+)([a-z]+)?$/.exec(javaTrim(str.toLowerCase()))
-  const error =
-    "Time must be specified as seconds (s), milliseconds (ms), microseconds (us), minutes (m or min), hour (h), or day (d). E.g. 50s, 100ms, or 250us."
-  if (m === null) return invalid(`${error}\nFailed to parse time string: ${str}`)
-  const unit = m[2] === undefined ? 1 : TIME_UNITS[m[2]]
-  if (unit === undefined) return invalid(`${error}\nInvalid suffix: "${m[2]}"`)
-  return Math.trunc(Number(m[1]) * unit)
+  const ms = OptionParsing.timeStringAsMs(str)
+  return typeof ms === "string" ? invalid(ms) : ms
 }
 
 const PARTITION_OFFSETS_EXAMPLE = `{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}`

@@ -394,6 +394,8 @@ const makeSink = (o: KafkaWriteOptions, projection: Projection, schema: T.Struct
 export const KafkaSinkFormat: SinkFormat = {
   name: "kafka",
   supportedOutputModes: ["append", "update", "complete"],
+  // A DataSource V2 sink in Spark: `partitionBy` is passed through as given.
+  batchIdAware: false,
   create: (ctx) =>
     Effect.gen(function* () {
       const parsed = parseWriteOptions(ctx.options)

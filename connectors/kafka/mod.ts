@@ -15,10 +15,11 @@
 import { registerBatchFormat } from "../../core/Formats.ts"
 import { registerSinkFormat, registerSourceFormat } from "../../core/Streaming.ts"
 import { KafkaBatchFormat } from "./KafkaBatch.ts"
+import { KafkaContinuousSourceFormat } from "./KafkaContinuousSource.ts"
 import { KafkaSinkFormat } from "./KafkaSink.ts"
-import { KafkaSourceFormat } from "./KafkaSource.ts"
 
 export { KafkaBatchFormat } from "./KafkaBatch.ts"
+export { KafkaContinuousSourceFormat } from "./KafkaContinuousSource.ts"
 export { type KafkaReader, makeReader, type OffsetMap, type RetryPolicy } from "./KafkaClient.ts"
 export {
   type ConsumerStrategy,
@@ -44,9 +45,12 @@ export {
   KafkaSourceOffsetSchema
 } from "./KafkaSourceOffset.ts"
 
-/** Registers the `kafka` source, batch format and sink (`core/Streaming.ts`, `core/Formats.ts`). */
+/**
+ * Registers the `kafka` source (micro-batch and continuous reads), batch format and sink
+ * (`core/Streaming.ts`, `core/Formats.ts`).
+ */
 export const registerKafka = (): void => {
-  registerSourceFormat(KafkaSourceFormat)
+  registerSourceFormat(KafkaContinuousSourceFormat)
   registerBatchFormat(KafkaBatchFormat)
   registerSinkFormat(KafkaSinkFormat)
 }

@@ -48,6 +48,8 @@ const makeSink = (name: string, ctx: SinkContext): Sink => ({
 export const MemorySink: SinkFormat = {
   name: "memory",
   supportedOutputModes: ["append", "update", "complete"],
+  // A DataSource V2 sink in Spark: `partitionBy` is passed through as given.
+  batchIdAware: false,
   create: (ctx) =>
     Effect.suspend(() => {
       // Spark's `assertNotPartitioned("memory")` comes before the query name check.

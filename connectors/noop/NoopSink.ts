@@ -36,5 +36,7 @@ const sink: Sink = {
 export const NoopSink: SinkFormat = {
   name: "noop",
   supportedOutputModes: ["append", "update", "complete"],
+  // A DataSource V2 sink in Spark: `partitionBy` is passed through as given.
+  batchIdAware: false,
   create: () => Effect.succeed(sink)
 }

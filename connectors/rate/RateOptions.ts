@@ -13,12 +13,11 @@
 import * as T from "../../core/DataType.ts"
 import { AnalysisError } from "../../core/Errors.ts"
 import { type Options, option } from "../../core/Formats.ts"
+import { forInputString, javaInt, javaLong, parseTimeString, type TimeSuffix } from "../OptionParsing.ts"
 
 /** Java's `Long.MAX_VALUE`. */
 export const LONG_MAX = 9_223_372_036_854_775_807n
 const LONG_MIN = -9_223_372_036_854_775_808n
-const INT_MAX = 2_147_483_647n
-const INT_MIN = -2_147_483_648n
 
 /**
  * The schema of both rate sources (Spark's `RateStreamProvider.SCHEMA` and
@@ -35,25 +34,14 @@ export const RateSchema: T.StructType = T.struct([T.field("timestamp", T.Timesta
 
 const invalid = (message: string): AnalysisError => new AnalysisError({ reason: "InvalidArgument", message })
 
-/** Java's `NumberFormatException.forInputString` text. */
-const forInputString = (s: string): string => `For input string: "${s}"`
-
 /**
  * Java's `Long.parseLong(s)` (radix 10): an optional sign and ASCII digits, within the range of
  * a long; anything else fails with Java's message.
  */
-export const parseJavaLong = (s: string): bigint | AnalysisError => {
-  if (!/^[+-]?\d+$/.test(s)) return invalid(forInputString(s))
-  const n = BigInt(s)
-  return n < LONG_MIN || n > LONG_MAX ? invalid(forInputString(s)) : n
-}
+export const parseJavaLong = (s: string): bigint | AnalysisError => javaLong(s) ?? invalid(forInputString(s))
 
 /** Java's `Integer.parseInt(s)` (radix 10). */
-export const parseJavaInt = (s: string): number | AnalysisError => {
-  if (!/^[+-]?\d+$/.test(s)) return invalid(forInputString(s))
-  const n = BigInt(s)
-  return n < INT_MIN || n > INT_MAX ? invalid(forInputString(s)) : Number(n)
-}
+export const parseJavaInt = (s: string): number | AnalysisError => javaInt(s) ?? invalid(forInputString(s))
 
 /** Spark's `CaseInsensitiveStringMap.getLong(key, default)`. */
 const getLong = (options: Options, key: string, dflt: bigint): bigint | AnalysisError => {
@@ -68,7 +56,7 @@ const getInt = (options: Options, key: string, dflt: number): number | AnalysisE
 }
 
 /** Seconds per unit of `JavaUtils.timeSuffixes`, as a fraction `[numerator, denominator]`. */
-const TIME_SUFFIXES: Readonly<Record<string, readonly [bigint, bigint]>> = {
+const TIME_SUFFIXES: Readonly<Record<TimeSuffix, readonly [bigint, bigint]>> = {
   us: [1n, 1_000_000n],
   ms: [1n, 1_000n],
   s: [1n, 1n],
@@ -77,18 +65,6 @@ const TIME_SUFFIXES: Readonly<Record<string, readonly [bigint, bigint]>> = {
   h: [3_600n, 1n],
   d: [86_400n, 1n]
 }
-
-/** Java's `String.trim`: removes every char up to U+0020 at both ends. */
-const javaTrim = (s: string): string => {
-  let from = 0
-  let to = s.length
-  while (from < to && s.charCodeAt(from) <= 0x20) from++
-  while (to > from && s.charCodeAt(to - 1) <= 0x20) to--
-  return s.slice(from, to)
-}
-
-const TIME_ERROR =
-  "Time must be specified as seconds (s), milliseconds (ms), microseconds (us), minutes (m or min), hour (h), or day (d). E.g. 50s, 100ms, or 250us."
 
 /**
  * Spark's `JavaUtils.timeStringAsSec`: `"5s"`, `"500ms"`, `"2min"`, or a bare number of seconds.
@@ -104,15 +80,11 @@ const TIME_ERROR =
  * @since 0.1.0
  */
 export const timeStringAsSec = (str: string): bigint | AnalysisError => {
-  const lower = javaTrim(str.toLowerCase())
-  const m = /^(-?[0-9]+)([a-z]+)?$/.exec(lower)
-  if (m === null) return invalid(`${TIME_ERROR}\nFailed to parse time string: ${str}`)
-  const value = parseJavaLong(m[1])
-  if (value instanceof AnalysisError) return invalid(`${TIME_ERROR}\n${value.message}`)
-  const suffix = m[2]
+  const parsed = parseTimeString(str)
+  if (typeof parsed === "string") return invalid(parsed)
+  const { value, suffix } = parsed
   if (suffix === undefined) return value
   const unit = TIME_SUFFIXES[suffix]
-  if (unit === undefined) return invalid(`${TIME_ERROR}\nInvalid suffix: "${suffix}"`)
   const seconds = (value * unit[0]) / unit[1]
   return seconds > LONG_MAX ? LONG_MAX : seconds < LONG_MIN ? LONG_MIN : seconds
 }

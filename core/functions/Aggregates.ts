@@ -59,26 +59,8 @@ export type AggregateResolution =
     }
   | { readonly _tag: "Invalid"; readonly message: string }
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
-
-/** Spark's `DataType.sql`, as error messages quote types: `BIGINT`, `ARRAY<INT>`, `MAP<STRING, INT>`, `STRUCT<a: INT>`. */
-export const dataTypeSql = (t: DataType): string => {
-  switch (t._tag) {
-    case "struct":
-      return `STRUCT<${t.fields
-        .map(
-          (f) =>
-            `${IDENTIFIER.test(f.name) ? f.name : `\`${f.name.replace(/`/g, "``")}\``}: ${dataTypeSql(f.dataType)}${f.nullable ? "" : " NOT NULL"}`
-        )
-        .join(", ")}>`
-    case "array":
-      return `ARRAY<${dataTypeSql(t.elementType)}>`
-    case "map":
-      return `MAP<${dataTypeSql(t.keyType)}, ${dataTypeSql(t.valueType)}>`
-    default:
-      return T.simpleString(t).toUpperCase()
-  }
-}
+/** Spark's `DataType.sql`, as error messages quote types (`DataType.sqlTypeName`). */
+export const dataTypeSql: (t: DataType) => string = T.sqlTypeName
 
 /** Spark's `RowOrdering.isOrderable`: maps and intervals (also inside arrays and structs) are not. */
 export const isOrderable = (t: DataType): boolean => {

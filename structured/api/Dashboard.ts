@@ -21,9 +21,10 @@
  */
 import * as http from "node:http"
 import { Effect, type Scope } from "effect"
-import type { SessionState } from "./SessionState.ts"
-import type { StreamingQuery } from "./StreamingQuery.ts"
-import type { StreamingQueryListener, StreamingQueryProgress } from "./StreamingQueryProgress.ts"
+import type { SessionState } from "../contracts/SessionState.ts"
+import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
+import type { StreamingQueryListener } from "../contracts/StreamingQueryListener.ts"
+import type { StreamingQueryProgress } from "../contracts/StreamingQueryProgress.ts"
 
 /** The dashboard's options (`Session.layer({ ui })`). */
 export interface UiOptions {

@@ -34,7 +34,7 @@ import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { type InternalRow, rowsToExternal } from "../../core/Row.ts"
 import { isStructSchema, structTypeOf } from "../../core/RowSchema.ts"
-import * as Analyzer from "../../core/Analyzer.ts"
+import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { DataFrameWriter } from "./DataFrameWriter.ts"
 import { DataStreamWriter } from "./DataStreamWriter.ts"
@@ -53,7 +53,7 @@ import type {
   ValueOf,
   WithColumnRow
 } from "./RowTypes.ts"
-import * as State from "./SessionState.ts"
+import * as State from "../contracts/SessionState.ts"
 import { showString } from "../../core/ShowString.ts"
 
 /** The row type a `map`/`flatMap` schema gives: its struct type, or `{ value }` for a single value. */
@@ -118,7 +118,7 @@ export class DataFrame<R = Row> {
   /** The schema; an empty struct when the plan does not analyze (the actions report why). */
   get schema(): T.StructType {
     const a = this.analyzed()
-    return Result.isSuccess(a) ? Analyzer.schemaOf(a.success) : T.struct([])
+    return Result.isSuccess(a) ? PlanOutput.schemaOf(a.success) : T.struct([])
   }
 
   /** Column names, in order. */
@@ -563,7 +563,7 @@ export class DataFrame<R = Row> {
       const schema =
         remote !== undefined
           ? yield* remote.schema(this.plan)
-          : Analyzer.schemaOf(yield* Effect.fromResult(this.analyzed()))
+          : PlanOutput.schemaOf(yield* Effect.fromResult(this.analyzed()))
       const text = T.treeString(schema)
       yield* Console.log(text)
       return text

@@ -26,7 +26,7 @@ import { structTypeOf } from "../../core/RowSchema.ts"
 import * as StateReader from "../execution/StateReader.ts"
 import { DataFrame } from "./DataFrame.ts"
 import type { Row } from "./RowTypes.ts"
-import type { SessionState } from "./SessionState.ts"
+import type { SessionState } from "../contracts/SessionState.ts"
 
 /** A schema as the readers accept it: an Effect Schema, a `StructType`, or a DDL string (`"a INT, b STRING"`). */
 export type SchemaInput = S.Top | T.StructType | string

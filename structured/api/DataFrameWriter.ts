@@ -25,7 +25,7 @@
  * @since 0.5.0
  */
 import { Effect, Result } from "effect"
-import * as Analyzer from "../../core/Analyzer.ts"
+import { schemaOf } from "../../core/analysis/PlanOutput.ts"
 import * as T from "../../core/DataType.ts"
 import { AnalysisError, type ConnectorError } from "../../core/Errors.ts"
 import { type SaveMode as NormalizedSaveMode, batchWriteFormatNames, lookupBatchWriteFormat } from "../../core/Formats.ts"
@@ -34,7 +34,7 @@ import * as QE from "../execution/QueryExecution.ts"
 import type { DataFrame } from "./DataFrame.ts"
 import { LEGACY_PATH_OPTION, pathOptionAndParameterError, setOption } from "./DataStreamWriter.ts"
 import type { ColumnName } from "./RowTypes.ts"
-import * as State from "./SessionState.ts"
+import * as State from "../contracts/SessionState.ts"
 
 /**
  * The save modes `mode(...)` takes (Spark's `SaveMode` names; Spark also accepts `default` and any
@@ -191,7 +191,7 @@ export class DataFrameWriter<R> {
           message: `[DATA_SOURCE_NOT_FOUND] Failed to find the data source: ${formatName}. Make sure the provider name is correct and the package is properly registered and compatible with your Spark version. (tributary writes: ${batchWriteFormatNames().join(", ")}.)`
         })
       }
-      const schema = Analyzer.schemaOf(analyzed.success)
+      const schema = schemaOf(analyzed.success)
       // Spark's `PartitioningUtils.validatePartitionColumn` / `partitionColumnsSchema`: each
       // partition column names an output column, by `spark.sql.caseSensitive`.
       const caseSensitive = State.confBool(state, "spark.sql.caseSensitive")

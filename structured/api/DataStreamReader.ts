@@ -25,7 +25,7 @@ import { DataFrame } from "./DataFrame.ts"
 import { type SchemaInput, toStructType } from "./DataFrameReader.ts"
 import type { Row } from "./RowTypes.ts"
 import { LEGACY_PATH_OPTION, pathOptionAndParameterError, setOption } from "./DataStreamWriter.ts"
-import { confBool, type SessionState } from "./SessionState.ts"
+import { confBool, type SessionState } from "../contracts/SessionState.ts"
 
 let nextSourceId = 0
 

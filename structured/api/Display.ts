@@ -21,8 +21,8 @@ import { Effect } from "effect"
 import * as T from "../../core/DataType.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import { cellString, showString } from "../../core/ShowString.ts"
-import type { StreamingQuery } from "./StreamingQuery.ts"
-import type { StreamingQueryProgress } from "./StreamingQueryProgress.ts"
+import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
+import type { StreamingQueryProgress } from "../contracts/StreamingQueryProgress.ts"
 
 /** The key Deno's Jupyter kernel (and `Deno.jupyter.display`) looks for. */
 export const JUPYTER_DISPLAY: unique symbol = Symbol.for("Jupyter.display") as never
@@ -170,4 +170,21 @@ export const displayQuery = async (query: StreamingQuery): Promise<MimeBundle> =
   if (typeof t.unref === "function") t.unref()
   else (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno?.unrefTimer?.(timer as unknown as number)
   return {}
+}
+
+/**
+ * Gives a running query its notebook display: `query[Symbol.for("Jupyter.display")]()` resolves
+ * to `displayQuery(query)`. The writer attaches it to every query it starts, so the engine never
+ * knows about notebooks.
+ *
+ * @since 0.1.0
+ */
+export const attachQueryDisplay = <Q extends StreamingQuery>(query: Q): Q => {
+  Object.defineProperty(query, JUPYTER_DISPLAY, {
+    value: (): Promise<MimeBundle> => displayQuery(query),
+    enumerable: false,
+    writable: true,
+    configurable: true
+  })
+  return query
 }

@@ -36,9 +36,9 @@ import * as F from "../../core/F.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { isStructSchema, structTypeOf } from "../../core/RowSchema.ts"
 import type { DataFrame, MapRow } from "./DataFrame.ts"
-import type { GroupState, GroupStateTimeout } from "./GroupState.ts"
+import type { GroupState, GroupStateTimeout } from "../contracts/GroupState.ts"
 import type { SelectRow, Simplify } from "./RowTypes.ts"
-import * as TWS from "./StatefulProcessor.ts"
+import * as TWS from "../contracts/StatefulProcessor.ts"
 
 /**
  * Options of `mapGroupsWithState` (Spark's `mapGroupsWithState(timeoutConf, initialState)` with

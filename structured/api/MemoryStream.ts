@@ -31,7 +31,7 @@ import type {
 } from "../../core/Streaming.ts"
 import { DataFrame } from "./DataFrame.ts"
 import { Session } from "./Session.ts"
-import type { SessionState } from "./SessionState.ts"
+import type { SessionState } from "../contracts/SessionState.ts"
 
 let nextStreamId = 0
 

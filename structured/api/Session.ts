@@ -27,24 +27,27 @@ import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { type InternalRow, rowsToInternal } from "../../core/Row.ts"
 import * as DuckDB from "../../state/DuckDB.ts"
-import * as DuckDBStateStoreProvider from "../../state/DuckDBStateStoreProvider.ts"
-import * as FileStateStoreProvider from "../../state/FileStateStoreProvider.ts"
+import { StateStoreProviderService } from "../../state/StateStore.ts"
+import * as StateStoreProviders from "../../state/StateStoreProviders.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { DataFrame } from "./DataFrame.ts"
 import { DataFrameReader, type SchemaInput, toStructType } from "./DataFrameReader.ts"
 import { DataStreamReader } from "./DataStreamReader.ts"
 import * as Dashboard from "./Dashboard.ts"
 import * as Manager from "./StreamingQueryManager.ts"
-import { orLogged, type RemoteError, remoteFactory } from "./Remote.ts"
+import { orLogged, type RemoteError, remoteFactory } from "../contracts/Remote.ts"
 import type { Row } from "./RowTypes.ts"
-import * as State from "./SessionState.ts"
+import * as State from "../contracts/SessionState.ts"
 
 /** Options of `Session.layer`. */
 export interface SessionOptions {
   /** Spark conf entries (`spark.sql.shuffle.partitions`, `spark.sql.caseSensitive`, …). */
   readonly conf?: Readonly<Record<string, string | number | boolean>>
-  /** The state store provider for streaming queries: `"duckdb"` (default) or `"memory"` (file-based). */
-  readonly stateStore?: "duckdb" | "memory"
+  /**
+   * The state store provider for streaming queries, by name (`state/StateStoreProviders.ts`):
+   * `"duckdb"` (default) or `"memory"` (file-based).
+   */
+  readonly stateStore?: StateStoreProviders.ProviderName
   /** Where queries started without `checkpointLocation` keep their checkpoints. */
   readonly checkpointRoot?: string
   /**
@@ -327,6 +330,12 @@ export const makeShape = (state: State.SessionState): SessionShape => {
 export class Session extends Context.Service<Session, SessionShape>()("tributary/Session") {
   /** A session with the given options; everything it opens is closed when the layer is released. */
   static readonly layer = (options: SessionOptions = {}): Layer.Layer<Session> =>
+    Session.layerWithProvider(options).pipe(Layer.provide(StateStoreProviders.layer(options.stateStore)))
+
+  /** The session over whatever `StateStoreProviderService` is provided (`layer` provides the named one). */
+  private static readonly layerWithProvider = (
+    options: SessionOptions
+  ): Layer.Layer<Session, never, StateStoreProviderService> =>
     Layer.effect(
       Session,
       Effect.gen(function* () {
@@ -335,9 +344,9 @@ export class Session extends Context.Service<Session, SessionShape>()("tributary
         const state = State.make(conf)
         state.checkpointRoot = options.checkpointRoot
         if (options.checkpointFileSystem !== undefined) state.checkpointFileSystem = options.checkpointFileSystem
-        // The state store provider lives as long as the session; its files close with it.
-        state.stateStoreProvider =
-          options.stateStore === "memory" ? yield* FileStateStoreProvider.make() : yield* DuckDBStateStoreProvider.make()
+        // The state store provider (the session's layer provides it) lives as long as the
+        // session; its files close with it.
+        state.stateStoreProvider = yield* StateStoreProviderService
         state.queries.scope = yield* Effect.scope
         if (options.remote !== undefined) {
           const open = remoteFactory()

@@ -6,10 +6,10 @@
  */
 import { Effect } from "effect"
 import { type StreamingQueryError, StreamingQueryError as StreamingQueryErrorClass } from "../../core/Errors.ts"
-import { orLogged, type RemoteError } from "./Remote.ts"
-import type { SessionState } from "./SessionState.ts"
-import type { StreamingQuery } from "./StreamingQuery.ts"
-import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
+import { orLogged, type RemoteError } from "../contracts/Remote.ts"
+import type { SessionState } from "../contracts/SessionState.ts"
+import type { StreamingQuery } from "../contracts/StreamingQuery.ts"
+import type { StreamingQueryListener } from "../contracts/StreamingQueryListener.ts"
 
 export interface StreamingQueryManager {
   /** The active queries. */

@@ -35,42 +35,28 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, Queue, type Scope } from "effect"
-import * as Analyzer from "../../core/Analyzer.ts"
-import type * as T from "../../core/DataType.ts"
-import {
-  AnalysisError,
-  CheckpointError,
-  errorClassOf,
-  exceptionString,
-  messageOf,
-  IllegalStateError,
-  StreamingQueryError
-} from "../../core/Errors.ts"
+import { Cause, Clock, Deferred, Effect, Exit, Queue } from "effect"
+import { AnalysisError, CheckpointError, IllegalStateError, type StreamingQueryError } from "../../core/Errors.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
-import * as Optimizer from "../../core/Optimizer.ts"
+import * as Optimizer from "../../core/optimizer/Optimizer.ts"
 import type {
   ContinuousDataWriter,
   ContinuousPartitionReader,
   ContinuousSource,
   ContinuousWrite,
   Offset,
-  PartitionOffset,
+  PartitionOffset
 } from "../../core/Streaming.ts"
-import { nextBatchTime, } from "../../core/Trigger.ts"
-import type { StreamingQuery } from "../api/StreamingQuery.ts"
-import type {
-  SourceProgress,
-  StreamingQueryProgress,
-  StreamingQueryStatus
-} from "../api/StreamingQueryProgress.ts"
-import * as State from "../api/SessionState.ts"
+import { nextBatchTime } from "../../core/Trigger.ts"
+import type { SourceProgress, StreamingQueryProgress } from "../contracts/StreamingQueryProgress.ts"
+import { withJsonToString } from "../contracts/StreamingQueryProgress.ts"
 import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
 import * as Planner from "../physical/Planner.ts"
 import type { SparkPlan } from "../physical/SparkPlan.ts"
 import { compileContinuous, type RowsFn, UnsupportedContinuousOperator } from "./ContinuousPipeline.ts"
 import { continuousWriteOf } from "./ContinuousWriters.ts"
-import { type Binding, type ExecutionConfig, runCallback } from "./MicroBatchExecution.ts"
+import { iso } from "./ProgressReporter.ts"
+import { type Binding, type ExecutionConfig, type FailureDetails, StreamExecution } from "./StreamExecution.ts"
 
 /** Rows a task takes from its reader in one step (Spark's `spark.sql.streaming.continuous.executorQueueSize`). */
 const MAX_ROWS_PER_POLL = 1024
@@ -82,7 +68,7 @@ const DEFAULT_EPOCH_BACKLOG = 10_000
 export type ContinuousSourceBinding = Binding<ContinuousSource>
 
 /** Everything `start()` resolved before a continuous query runs (`trigger` is `Trigger.Continuous`: its interval is the epoch length). */
-export interface ContinuousQueryConfig extends ExecutionConfig<ContinuousSource, ContinuousExecution> {
+export interface ContinuousQueryConfig extends ExecutionConfig<ContinuousSource> {
   /** How rows reach the sink; by default the sink's `continuousWrite` or its `addBatch` per epoch. */
   readonly write?: ContinuousWrite
 }
@@ -106,32 +92,14 @@ interface Task {
   readonly pipeline: RowsFn | undefined
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString()
-
 const RELEVANT_CONFS = ["spark.sql.streaming.multipleWatermarkPolicy", "spark.sql.shuffle.partitions"] as const
 
-export class ContinuousExecution implements StreamingQuery {
-  readonly id: string
-  readonly runId: string
-  readonly name: string | null
-  readonly config: ContinuousQueryConfig
-  readonly physical: SparkPlan
-  readonly outputSchema: T.StructType
+export class ContinuousExecution extends StreamExecution<ContinuousSource, ContinuousQueryConfig> {
   readonly #pipelines: ReadonlyArray<RowsFn | undefined>
   readonly #write: ContinuousWrite
   readonly #offsetLog: MetadataLog.MetadataLog<MetadataLog.OffsetSeq>
   readonly #commitLog: MetadataLog.MetadataLog<MetadataLog.CommitMetadata>
   readonly #explain: string
-
-  #fiber: Fiber.Fiber<void, never> | undefined
-  #terminated = Deferred.makeUnsafe<void>()
-  #finished = false
-  #active = true
-  #error: StreamingQueryError | null = null
-  #statusMessage = "Initializing sources"
-  #progress: Array<StreamingQueryProgress> = []
-  /** Resolved and replaced whenever an epoch commits or the query ends. */
-  #changed = Deferred.makeUnsafe<void>()
 
   // ---- the epoch coordinator's state (Spark's `EpochCoordinator`) ----
   /** The epoch tasks are writing now (Spark's driver epoch). */
@@ -152,13 +120,8 @@ export class ContinuousExecution implements StreamingQuery {
     physical: SparkPlan,
     pipelines: ReadonlyArray<RowsFn | undefined>
   ) {
-    this.config = config
-    this.id = config.id
-    this.runId = config.runId
-    this.name = config.name
-    this.physical = physical
+    super(config, physical)
     this.#pipelines = pipelines
-    this.outputSchema = Analyzer.schemaOf(config.analyzed)
     this.#write = config.write ?? continuousWriteOf(config.sink, this.outputSchema, config.outputMode)
     this.#offsetLog = MetadataLog.offsetLog(config.fs, config.checkpoint)
     this.#commitLog = MetadataLog.commitLog(config.fs, config.checkpoint)
@@ -198,30 +161,11 @@ export class ContinuousExecution implements StreamingQuery {
 
   // ---- lifecycle ------------------------------------------------------------------------
 
-  /** Forks the query into `scope`. */
-  launch(scope: Scope.Scope): Effect.Effect<void> {
-    return Effect.gen({ self: this }, function* () {
-      this.#fiber = yield* Effect.forkIn(
-        this.run().pipe(
-          Effect.onExit((exit) => this.finish(exit)),
-          Effect.catchCause(() => Effect.void)
-        ),
-        scope
-      )
-    })
+  protected failureDetails(): FailureDetails {
+    return { batchId: this.#lastCommitted + 1 }
   }
 
-  private prettyIdString(): string {
-    return `${this.name === null ? "" : `${this.name} `}[id = ${this.id}, runId = ${this.runId}]`
-  }
-
-  private notify(): void {
-    const changed = this.#changed
-    this.#changed = Deferred.makeUnsafe<void>()
-    Deferred.doneUnsafe(changed, Effect.void)
-  }
-
-  private run(): Effect.Effect<void, unknown> {
+  protected runStream(): Effect.Effect<void, unknown> {
     return Effect.gen({ self: this }, function* () {
       const starts = yield* this.startOffsets()
       const tasks: Array<Task> = []
@@ -236,8 +180,9 @@ export class ContinuousExecution implements StreamingQuery {
       const startEpoch = this.#lastCommitted + 1
       this.#driverEpoch = startEpoch
       this.#epochStartMs.set(startEpoch, yield* Clock.currentTimeMillis)
-      this.#statusMessage = "Running"
+      this.reporter.statusMessage = "Running"
       this.#running = true
+      this.reporter.isDataAvailable = true
       this.notify()
       const reports = yield* Queue.unbounded<EpochReport>()
       const fibers: Array<Effect.Effect<void, unknown>> = [this.coordinator(reports, tasks), this.epochTicker()]
@@ -263,12 +208,12 @@ export class ContinuousExecution implements StreamingQuery {
         if (id > last) yield* this.config.fs.remove(this.config.fs.join(this.#offsetLog.dir, String(id)))
       }
       if (latest === undefined) {
-        this.#statusMessage = "Starting new streaming query"
+        this.reporter.statusMessage = "Starting new streaming query"
         const initial: Array<Offset> = []
         for (const { source } of sources) initial.push(yield* source.initialOffset())
         return initial
       }
-      this.#statusMessage = `Starting new streaming query and getting offsets from latest epoch ${last}`
+      this.reporter.statusMessage = `Starting new streaming query and getting offsets from latest epoch ${last}`
       const path = this.config.fs.join(this.#offsetLog.dir, String(last))
       const seq = yield* this.#offsetLog.get(last)
       if (seq === undefined) {
@@ -445,7 +390,7 @@ export class ContinuousExecution implements StreamingQuery {
     tasks: ReadonlyArray<Task>
   ): Effect.Effect<void, unknown> {
     return Effect.gen({ self: this }, function* () {
-      this.#statusMessage = `Committing epoch ${epoch}`
+      this.reporter.statusMessage = `Committing epoch ${epoch}`
       const sources = this.config.sources
       const ends: Array<Offset> = []
       const perSource: Array<number> = []
@@ -461,7 +406,7 @@ export class ContinuousExecution implements StreamingQuery {
       const epochStartMs = this.#epochStartMs.get(epoch) ?? (yield* Clock.currentTimeMillis)
       const t0 = yield* Clock.currentTimeMillis
       yield* this.#offsetLog.add(epoch, {
-        metadata: { batchWatermarkMs: 0, batchTimestampMs: epochStartMs, conf: this.relevantConf() },
+        metadata: { batchWatermarkMs: this.watermarkMs, batchTimestampMs: epochStartMs, conf: this.relevantConf() },
         offsets: ends
       })
       const t1 = yield* Clock.currentTimeMillis
@@ -472,7 +417,7 @@ export class ContinuousExecution implements StreamingQuery {
         reports.map((r) => r.message)
       )
       const t2 = yield* Clock.currentTimeMillis
-      yield* this.#commitLog.add(epoch, { nextBatchWatermarkMs: 0 })
+      yield* this.#commitLog.add(epoch, { nextBatchWatermarkMs: this.watermarkMs })
       for (let s = 0; s < sources.length; s++) yield* sources[s].source.commit(ends[s])
       // Spark: keep the last `minBatchesToRetain` committed epochs recoverable.
       const retain = Number(this.config.state.conf.get("spark.sql.streaming.minBatchesToRetain") ?? "100")
@@ -502,11 +447,9 @@ export class ContinuousExecution implements StreamingQuery {
           triggerExecution: endMs - epochStartMs
         }
       })
-      this.pushProgress(progress)
-      this.#statusMessage = "Running"
-      for (const l of this.config.listeners()) {
-        if (l.onQueryProgress !== undefined) yield* runCallback(() => l.onQueryProgress!({ progress }))
-      }
+      this.reporter.add(progress)
+      this.reporter.statusMessage = "Running"
+      yield* this.postEvent("onQueryProgress", { progress })
       this.notify()
     })
   }
@@ -548,7 +491,8 @@ export class ContinuousExecution implements StreamingQuery {
       processedRowsPerSecond: p.perSource[i] / processingSec,
       metrics: {}
     }))
-    return {
+    // Spark's `StreamingQueryProgress.toString` is its prettyJson
+    return withJsonToString({
       id: this.id,
       runId: this.runId,
       name: this.name,
@@ -564,59 +508,6 @@ export class ContinuousExecution implements StreamingQuery {
       sources,
       sink: { description: this.config.sink.description, numOutputRows: p.numOutputRows, metrics: {} },
       observedMetrics: {}
-    }
-  }
-
-  private pushProgress(progress: StreamingQueryProgress): void {
-    const limit = Number(this.config.state.conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100")
-    this.#progress.push(progress)
-    while (this.#progress.length > limit) this.#progress.shift()
-  }
-
-  private finish(exit: Exit.Exit<void, unknown>): Effect.Effect<void> {
-    return Effect.gen({ self: this }, function* () {
-      if (this.#finished) return
-      this.#finished = true
-      if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
-        const failure = Cause.squash(exit.cause)
-        this.#error = new StreamingQueryError({
-          message: `Query ${this.prettyIdString()} terminated with exception: ${messageOf(failure)}`,
-          queryId: this.id,
-          runId: this.runId,
-          batchId: this.#lastCommitted + 1,
-          cause: failure
-        })
-      }
-      this.#active = false
-      this.#statusMessage =
-        this.#error === null ? "Stopped" : `Terminated with exception: ${messageOf(this.#error.cause)}`
-      for (const { source } of this.config.sources) yield* source.stop()
-      yield* this.config.sink.stop()
-      if (
-        this.config.deleteCheckpointOnStop === true &&
-        (this.#error === null ||
-          State.confBool(this.config.state, "spark.sql.streaming.forceDeleteTempCheckpointLocation"))
-      ) {
-        yield* this.config.fs
-          .remove(this.config.checkpoint)
-          .pipe(
-            Effect.catch((e) =>
-              Effect.logWarning(`Cannot delete the temporary checkpoint ${this.config.checkpoint}: ${e.message}`)
-            )
-          )
-      }
-      this.config.onTerminated(this)
-      const event = {
-        id: this.id,
-        runId: this.runId,
-        exception: this.#error === null ? null : exceptionString(this.#error.cause),
-        errorClassOnException: errorClassOf(this.#error?.cause) ?? null
-      }
-      for (const l of this.config.listeners()) {
-        if (l.onQueryTerminated !== undefined) yield* runCallback(() => l.onQueryTerminated!(event))
-      }
-      Deferred.doneUnsafe(this.#terminated, Effect.void)
-      this.notify()
     })
   }
 
@@ -637,9 +528,9 @@ export class ContinuousExecution implements StreamingQuery {
     const self = this
     return Effect.gen(function* () {
       for (;;) {
-        const changed = self.#changed
-        if (self.#error !== null) return yield* self.#error
-        if (self.#lastCommitted >= epoch || !self.#active) return
+        const changed = self.changed
+        if (self.error !== null) return yield* self.error
+        if (self.#lastCommitted >= epoch || !self.active) return
         yield* Deferred.await(changed)
       }
     })
@@ -653,69 +544,20 @@ export class ContinuousExecution implements StreamingQuery {
     return Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => this.incrementEpoch(now)))
   }
 
-  isActive(): Effect.Effect<boolean> {
-    return Effect.sync(() => this.#active)
-  }
-
-  status(): Effect.Effect<StreamingQueryStatus> {
-    return Effect.sync(() => ({
-      message: this.#statusMessage,
-      isDataAvailable: this.#active && this.#running,
-      isTriggerActive: false
-    }))
-  }
-
-  lastProgress(): Effect.Effect<StreamingQueryProgress | null> {
-    return Effect.sync(() => this.#progress[this.#progress.length - 1] ?? null)
-  }
-
-  recentProgress(): Effect.Effect<ReadonlyArray<StreamingQueryProgress>> {
-    return Effect.sync(() => this.#progress.slice())
-  }
-
   processAllAvailable(): Effect.Effect<void, StreamingQueryError> {
     const self = this
     return Effect.gen(function* () {
       // Until the tasks run there is no epoch to end: wait for the run to begin.
       for (;;) {
-        const changed = self.#changed
-        if (self.#error !== null) return yield* self.#error
-        if (!self.#active) return
+        const changed = self.changed
+        if (self.error !== null) return yield* self.error
+        if (!self.active) return
         if (self.#running) break
         yield* Deferred.await(changed)
       }
       const ended = self.incrementEpoch(yield* Clock.currentTimeMillis)
       yield* self.awaitEpoch(ended)
     })
-  }
-
-  awaitTermination(timeoutMs?: number): Effect.Effect<boolean, StreamingQueryError> {
-    const self = this
-    return Effect.gen(function* () {
-      if (timeoutMs === undefined) {
-        yield* Deferred.await(self.#terminated)
-      } else {
-        const done = yield* Deferred.await(self.#terminated).pipe(Effect.timeoutOption(timeoutMs))
-        if (done._tag === "None") return false
-      }
-      if (self.#error !== null) return yield* self.#error
-      return true
-    })
-  }
-
-  stop(): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      const fiber = this.#fiber
-      if (fiber === undefined) return Effect.void
-      return Fiber.interrupt(fiber).pipe(
-        Effect.andThen(Effect.suspend(() => this.finish(Exit.void))),
-        Effect.andThen(Deferred.await(this.#terminated))
-      )
-    })
-  }
-
-  exception(): Effect.Effect<StreamingQueryError | null> {
-    return Effect.sync(() => this.#error)
   }
 
   explain(_extended = false): Effect.Effect<string> {
@@ -725,9 +567,5 @@ export class ContinuousExecution implements StreamingQuery {
   /** The number of partition tasks the query runs (0 before they start). */
   numPartitions(): number {
     return this.#numPartitions
-  }
-
-  toString(): string {
-    return `Streaming Query ${this.prettyIdString()} [state = ${this.#active ? "ACTIVE" : "TERMINATED"}]`
   }
 }

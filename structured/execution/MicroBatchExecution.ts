@@ -15,30 +15,21 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, type Scope } from "effect"
-import * as Analyzer from "../../core/Analyzer.ts"
-import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
-import type * as T from "../../core/DataType.ts"
-import {
-  AnalysisError,
-  errorClassOf,
-  exceptionString,
-  messageOf,
-  CheckpointError,
-  type ConnectorError,
-  StateStoreError,
-  StreamingQueryError
-} from "../../core/Errors.ts"
+import { Clock, Deferred, Effect } from "effect"
+import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
+import { AnalysisError, CheckpointError, type ConnectorError, StateStoreError, type StreamingQueryError } from "../../core/Errors.ts"
 import type { AttributeReference } from "../../core/Expression.ts"
-import * as Plan from "../../core/LogicalPlan.ts"
 import { parseDurationMs } from "../../core/Durations.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
-import * as Optimizer from "../../core/Optimizer.ts"
+import * as Optimizer from "../../core/optimizer/Optimizer.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import { runTrigger, type StepResult } from "../../core/Scheduler.ts"
-import type { MicroBatchSource, Offset, OutputMode, ReadLimit, Sink } from "../../core/Streaming.ts"
-import type { Trigger } from "../../core/Trigger.ts"
+import type { MicroBatchSource, Offset, ReadLimit } from "../../core/Streaming.ts"
+import type { StateStoreProvider } from "../../state/StateStore.ts"
+import type { SourceProgress, StreamingQueryProgress } from "../contracts/StreamingQueryProgress.ts"
+import { withJsonToString } from "../contracts/StreamingQueryProgress.ts"
 import * as Execute from "../physical/Execute.ts"
+import type { EventTimeStats } from "../physical/Execute.ts"
 import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
 import * as Planner from "../physical/Planner.ts"
 import type { EventTimeWatermarkExec, SparkPlan } from "../physical/SparkPlan.ts"
@@ -53,21 +44,11 @@ import {
   statefulOperators
 } from "../physical/stateful/StatefulOperators.ts"
 import { streamStreamJoinWithoutEquality } from "../physical/stateful/StreamingSymmetricHashJoinHelper.ts"
-import type { StateStoreProvider } from "../../state/StateStore.ts"
-import type { EventTimeStats } from "../physical/Execute.ts"
-import { parsePolicy, WatermarkTracker } from "./WatermarkTracker.ts"
-import type { StreamingQuery } from "../api/StreamingQuery.ts"
-import type {
-  SourceProgress,
-  StreamingQueryListener,
-  StreamingQueryProgress,
-  StreamingQueryStatus
-} from "../api/StreamingQueryProgress.ts"
-import { withJsonToString } from "../api/StreamingQueryProgress.ts"
-import * as State from "../api/SessionState.ts"
+import { iso } from "./ProgressReporter.ts"
 import { readRelation } from "./QueryExecution.ts"
-import { displayQuery, JUPYTER_DISPLAY, type MimeBundle } from "../api/Display.ts"
 import { PROVIDER_CONF, writeOperatorMetadata } from "./StateReader.ts"
+import { type Binding, type ExecutionConfig, type FailureDetails, StreamExecution } from "./StreamExecution.ts"
+import { parsePolicy, WatermarkTracker } from "./WatermarkTracker.ts"
 
 /** Spark's `spark.sql.streaming.pollingDelay`: how long an idle default trigger waits before asking sources again. */
 const POLLING_DELAY_MS = 10
@@ -75,40 +56,10 @@ const POLLING_DELAY_MS = 10
 /** Spark's `spark.sql.streaming.noDataProgressEventInterval` default: idle progress at most this often. */
 const NO_DATA_EVENT_INTERVAL_MS = 10_000
 
-/** A source of the query and the `sourceKey` of the plan's `StreamingRelation` nodes reading it. */
-export interface Binding<S> {
-  readonly key: string
-  readonly source: S
-}
-
 export type SourceBinding = Binding<MicroBatchSource>
 
-/** What `start()` resolves for any execution (micro-batch or continuous) of source type `S`. */
-export interface ExecutionConfig<S, Q> {
-  readonly state: State.SessionState
-  readonly fs: CheckpointFileSystem
-  readonly id: string
-  readonly runId: string
-  readonly name: string | null
-  readonly checkpoint: string
-  readonly analyzed: Plan.LogicalPlan
-  readonly outputMode: OutputMode
-  readonly trigger: Trigger
-  readonly sources: ReadonlyArray<Binding<S>>
-  readonly sink: Sink
-  readonly listeners: () => ReadonlyArray<StreamingQueryListener>
-  /**
-   * The checkpoint is a temporary folder `start()` made up (no `checkpointLocation`, no
-   * checkpoint root): Spark deletes it when the query stops without an error (or always, with
-   * `spark.sql.streaming.forceDeleteTempCheckpointLocation`).
-   */
-  readonly deleteCheckpointOnStop?: boolean
-  /** Called once when the query ends (normally or not), before listeners hear of it. */
-  readonly onTerminated: (query: Q) => void
-}
-
-/** Everything `start()` resolved before a micro-batch query runs. */
-export interface QueryConfig extends ExecutionConfig<MicroBatchSource, MicroBatchExecution> {
+/** Everything the query start resolved before a micro-batch query runs. */
+export interface QueryConfig extends ExecutionConfig<MicroBatchSource> {
   /** The session's state store provider (stateful queries keep their state through it). */
   readonly stateStore: StateStoreProvider
 }
@@ -122,8 +73,6 @@ interface PendingBatch {
 
 const sameOffset = (a: Offset, b: Offset): boolean => JSON.stringify(a) === JSON.stringify(b)
 
-const iso = (ms: number): string => new Date(ms).toISOString()
-
 /** The conf entries a checkpoint fixes for the life of the query (Spark's `OffsetSeqMetadata.relevantSQLConfs`). */
 const RELEVANT_CONFS = [
   "spark.sql.streaming.multipleWatermarkPolicy",
@@ -132,39 +81,10 @@ const RELEVANT_CONFS = [
   "spark.sql.streaming.noDataMicroBatches.enabled"
 ] as const
 
-/** Runs a callback that may return nothing, a Promise or an Effect; its failures are logged, not raised. */
-export const runCallback = (f: () => unknown): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const r = f()
-    if (Effect.isEffect(r)) return Effect.asVoid(r as Effect.Effect<unknown, unknown>)
-    if (r instanceof Promise) return Effect.asVoid(Effect.tryPromise(() => r))
-    return Effect.void
-  }).pipe(
-    Effect.catchCause((cause) => Effect.logWarning("A streaming query listener failed", Cause.pretty(cause)))
-  )
-
-export class MicroBatchExecution implements StreamingQuery {
-  readonly id: string
-  readonly runId: string
-  readonly name: string | null
-  readonly config: QueryConfig
-  readonly physical: SparkPlan
-  readonly outputSchema: T.StructType
-
-  #fiber: Fiber.Fiber<void, never> | undefined
-  #terminated = Deferred.makeUnsafe<void>()
-  /** Set when `finish` starts, so that it runs once (from the loop's exit or from `stop`). */
-  #finished = false
-  #error: StreamingQueryError | null = null
-  #active = true
-  #statusMessage = "Initializing sources"
-  #dataAvailable = false
-  #triggerActive = false
-  #progress: Array<StreamingQueryProgress> = []
+export class MicroBatchExecution extends StreamExecution<MicroBatchSource, QueryConfig> {
   /** Bumped whenever a trigger finds nothing to do; `processAllAvailable` waits for it. */
   #idleEpoch = 0
   #noNewData = false
-  #changed = Deferred.makeUnsafe<void>()
   #wake = Deferred.makeUnsafe<void>()
   /** `processAllAvailable` calls, and how many of them the loop has seen (a wake-up is never lost). */
   #wakeRequests = 0
@@ -182,7 +102,6 @@ export class MicroBatchExecution implements StreamingQuery {
   #hasCommitted = false
   /** Spark's `availableOffsets`: the end of the batch last planned (for the failure's `endOffset`). */
   #availableOffsets: ReadonlyArray<Offset> | undefined = undefined
-  #watermarkMs = 0
   /** The watermark the previous batch ran with: Spark's late-events watermark for the next batch. */
   #lateEventsWatermarkMs = 0
   /** After a batch: whether its new watermark lets a stateful operator emit or evict (a no-data batch is due). */
@@ -192,13 +111,8 @@ export class MicroBatchExecution implements StreamingQuery {
    * next `transformWithState` timer or TTL expiry, `StatefulContext.requestBatchAt`).
    */
   #batchDeadlines = new Map<number, number>()
-  #tracker: WatermarkTracker
   /** The relevant confs a restart read from the checkpoint (they win over the session's). */
   #restoredConf: Readonly<Record<string, string>> = {}
-  /** The plan's watermark nodes in a fixed walk order (the tracker's node indexes). */
-  readonly #watermarkNodes: ReadonlyArray<EventTimeWatermarkExec>
-  /** The same nodes in a pre-order walk (Spark's `collect` order, for the `eventTime` progress). */
-  readonly #watermarkNodesPreOrder: ReadonlyArray<EventTimeWatermarkExec>
   readonly #stateful: ReadonlyArray<StatefulOperatorInfo>
   /** Spark's `_LEGACY_ERROR_TEMP_3077` for a stateful operator over several event-time columns. */
   readonly #eventTimeConflict: string | undefined
@@ -221,27 +135,9 @@ export class MicroBatchExecution implements StreamingQuery {
   readonly #commitLog: MetadataLog.MetadataLog<MetadataLog.CommitMetadata>
 
   constructor(config: QueryConfig) {
-    this.config = config
-    this.id = config.id
-    this.runId = config.runId
-    this.name = config.name
-    this.physical = Planner.plan(Optimizer.optimize(config.analyzed), { streaming: true })
+    super(config, Planner.plan(Optimizer.optimize(config.analyzed), { streaming: true }))
     this.#stateful = statefulOperators(this.physical)
     this.#eventTimeConflict = multipleEventTimeColumns(this.#stateful)
-    const nodes: Array<EventTimeWatermarkExec> = []
-    const walk = (p: SparkPlan): void => {
-      for (const c of SparkPlanModule.children(p)) walk(c)
-      if (p._tag === "EventTimeWatermarkExec") nodes.push(p)
-    }
-    walk(this.physical)
-    this.#watermarkNodes = nodes
-    const preOrder: Array<EventTimeWatermarkExec> = []
-    const walkPre = (p: SparkPlan): void => {
-      if (p._tag === "EventTimeWatermarkExec") preOrder.push(p)
-      for (const c of SparkPlanModule.children(p)) walkPre(c)
-    }
-    walkPre(this.physical)
-    this.#watermarkNodesPreOrder = preOrder
     const statefulPre: Array<number> = []
     const walkStateful = (p: SparkPlan): void => {
       if (isStatefulOperator(p)) statefulPre.push(p.operatorId)
@@ -249,10 +145,6 @@ export class MicroBatchExecution implements StreamingQuery {
     }
     walkStateful(this.physical)
     this.#statefulPreOrder = statefulPre
-    this.#tracker = new WatermarkTracker(
-      parsePolicy(config.state.conf.get("spark.sql.streaming.multipleWatermarkPolicy")) ?? "min"
-    )
-    this.outputSchema = Analyzer.schemaOf(config.analyzed)
     this.#offsetLog = MetadataLog.offsetLog(config.fs, config.checkpoint)
     this.#commitLog = MetadataLog.commitLog(config.fs, config.checkpoint)
     this.#lastExplain = `== Physical Plan ==\n${PhysicalPlanString.treeString(this.physical).trimEnd()}\n`
@@ -260,26 +152,16 @@ export class MicroBatchExecution implements StreamingQuery {
 
   // ---- lifecycle ------------------------------------------------------------------------
 
-  /** Forks the query's loop into `scope`. */
-  launch(scope: Scope.Scope): Effect.Effect<void> {
-    return Effect.gen({ self: this }, function* () {
-      this.#fiber = yield* Effect.forkIn(this.loop(), scope)
-    })
-  }
-
-  private loop(): Effect.Effect<void> {
+  /** The query's loop: start offsets and state, then one trigger after another. */
+  protected runStream(): Effect.Effect<void, unknown> {
     const self = this
-    const body = Effect.gen(function* () {
+    return Effect.gen(function* () {
       yield* self.initialize()
       if (self.config.trigger._tag === "AvailableNow") yield* self.prepareAvailableNow()
       yield* runTrigger(self.config.trigger, self.step(), self.waiting(self.waitForData()), (ms) =>
         self.waiting(self.sleepToTrigger(ms), "Waiting for next trigger")
       )
     })
-    return body.pipe(
-      Effect.onExit((exit) => self.finish(exit)),
-      Effect.catchCause(() => Effect.void)
-    )
   }
 
   /**
@@ -301,84 +183,17 @@ export class MicroBatchExecution implements StreamingQuery {
     })
   }
 
-  /** Spark's `prettyIdString`: the name (if any), then `[id = …, runId = …]`. */
-  private prettyIdString(): string {
-    return `${this.name === null ? "" : `${this.name} `}[id = ${this.id}, runId = ${this.runId}]`
+  /** Spark's `OffsetSeq.toString`: each source's offset JSON, `-` where there is none. */
+  private offsetSeqString(offsets: ReadonlyArray<Offset> | undefined): string {
+    return `[${this.config.sources.map((_, i) => (offsets?.[i] === undefined ? "-" : JSON.stringify(offsets[i]))).join(", ")}]`
   }
 
-  private finish(exit: Exit.Exit<void, unknown>): Effect.Effect<void> {
-    return Effect.gen({ self: this }, function* () {
-      if (this.#finished) return
-      this.#finished = true
-      if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
-        const failure = Cause.squash(exit.cause)
-        // Spark's `OffsetSeq.toString`: each source's offset JSON, `-` where there is none.
-        const offsetSeq = (offsets: ReadonlyArray<Offset> | undefined) =>
-          `[${this.config.sources.map((_, i) => (offsets?.[i] === undefined ? "-" : JSON.stringify(offsets[i]))).join(", ")}]`
-        this.#error = new StreamingQueryError({
-          message: `Query ${this.prettyIdString()} terminated with exception: ${messageOf(failure)}`,
-          queryId: this.id,
-          runId: this.runId,
-          batchId: this.#currentBatchId,
-          cause: failure,
-          startOffset: offsetSeq(this.#hasCommitted ? this.#committed : undefined),
-          endOffset: offsetSeq(this.#availableOffsets ?? (this.#hasCommitted ? this.#committed : undefined))
-        })
-      }
-      this.#active = false
-      // Spark's `StreamExecution.runStream`: "Stopped" after a normal end, the failure otherwise.
-      this.#statusMessage =
-        this.#error === null ? "Stopped" : `Terminated with exception: ${messageOf(this.#error.cause)}`
-      this.#triggerActive = false
-      this.#dataAvailable = false
-      // Spark's `stopSources`: a source (or sink) that fails to stop is logged and the others
-      // are still stopped (SPARK-19774); the query still terminates.
-      for (const { source } of this.config.sources) {
-        yield* source.stop().pipe(
-          Effect.catchCause((cause) =>
-            Effect.logWarning(`Failed to stop streaming source: ${source.description}. Resources may have leaked.`, cause)
-          )
-        )
-      }
-      yield* this.config.sink.stop().pipe(
-        Effect.catchCause((cause) =>
-          Effect.logWarning(`Failed to stop streaming sink: ${this.config.sink.description}. Resources may have leaked.`, cause)
-        )
-      )
-      if (
-        this.config.deleteCheckpointOnStop === true &&
-        (this.#error === null || State.confBool(this.config.state, "spark.sql.streaming.forceDeleteTempCheckpointLocation"))
-      ) {
-        // As Spark, a temporary checkpoint that cannot be deleted is left behind with a warning.
-        yield* this.config.fs.remove(this.config.checkpoint).pipe(
-          Effect.catch((e) => Effect.logWarning(`Cannot delete the temporary checkpoint ${this.config.checkpoint}: ${e.message}`))
-        )
-      }
-      this.config.onTerminated(this)
-      const event = {
-        id: this.id,
-        runId: this.runId,
-        exception: this.#error === null ? null : exceptionString(this.#error.cause),
-        // Spark: the error class of the failure's cause, when it has one (a SparkThrowable).
-        errorClassOnException: errorClassOf(this.#error?.cause) ?? null
-      }
-      for (const l of this.config.listeners()) {
-        if (l.onQueryTerminated !== undefined) yield* runCallback(() => l.onQueryTerminated!(event))
-      }
-      Deferred.doneUnsafe(this.#terminated, Effect.void)
-      this.notify()
-    })
-  }
-
-  /** Rich display in notebooks: a card with status, rates, watermark and state, live in Deno's kernel. */
-  [JUPYTER_DISPLAY](): Promise<MimeBundle> {
-    return displayQuery(this)
-  }
-
-  private notify(): void {
-    const changed = this.#changed
-    this.#changed = Deferred.makeUnsafe<void>()
-    Deferred.doneUnsafe(changed, Effect.void)
+  protected failureDetails(): FailureDetails {
+    return {
+      batchId: this.#currentBatchId,
+      startOffset: this.offsetSeqString(this.#hasCommitted ? this.#committed : undefined),
+      endOffset: this.offsetSeqString(this.#availableOffsets ?? (this.#hasCommitted ? this.#committed : undefined))
+    }
   }
 
   // ---- start offsets --------------------------------------------------------------------
@@ -391,7 +206,7 @@ export class MicroBatchExecution implements StreamingQuery {
       if ((this.config.state.conf.get("spark.sql.streaming.statefulOperator.allowMultiple") ?? "true") !== "false") {
         const below = (p: SparkPlan): boolean =>
           SparkPlanModule.children(p).some((c) => c._tag === "EventTimeWatermarkExec" || below(c))
-        if (this.#watermarkNodes.some(below)) {
+        if (this.watermarkNodes.some(below)) {
           return yield* new AnalysisError({
             reason: "UnsupportedOperation",
             message:
@@ -459,15 +274,15 @@ export class MicroBatchExecution implements StreamingQuery {
         this.#currentBatchId = n + 1
         // Spark: the offset log's watermark, then `max` with the commit's (a commit entry without
         // metadata, as Spark 2.3.1 wrote them, keeps the offset log's).
-        this.#watermarkMs = Math.max(seq.metadata.batchWatermarkMs, lastCommit[1].nextBatchWatermarkMs)
+        this.watermarkMs = Math.max(seq.metadata.batchWatermarkMs, lastCommit[1].nextBatchWatermarkMs)
         this.#lateEventsWatermarkMs = seq.metadata.batchWatermarkMs
         this.restoreConf(seq.metadata.conf)
-        this.#tracker.restore(this.#watermarkMs)
+        this.watermarkTracker.restore(this.watermarkMs)
         this.#needsNoDataBatch =
           this.#stateful.length > 0 &&
           shouldRunAnotherBatch(
             this.physical,
-            this.#watermarkMs,
+            this.watermarkMs,
             seq.metadata.batchWatermarkMs,
             this.config.outputMode,
             this.propagateWatermarks()
@@ -503,9 +318,9 @@ export class MicroBatchExecution implements StreamingQuery {
           this.#committed = initial
         }
         this.#currentBatchId = n
-        this.#watermarkMs = seq.metadata.batchWatermarkMs
+        this.watermarkMs = seq.metadata.batchWatermarkMs
         this.restoreConf(seq.metadata.conf)
-        this.#tracker.restore(this.#watermarkMs)
+        this.watermarkTracker.restore(this.watermarkMs)
         yield* this.prepareState(n - 1)
         this.#pending = {
           batchId: n,
@@ -569,11 +384,11 @@ export class MicroBatchExecution implements StreamingQuery {
   /** The confs a checkpoint fixes for the life of the query (Spark's `OffsetSeqMetadata.setSessionConf`). */
   private restoreConf(conf: Readonly<Record<string, string>>): void {
     const policy = parsePolicy(conf["spark.sql.streaming.multipleWatermarkPolicy"])
-    if (policy !== undefined && policy !== this.#tracker.policy) this.#tracker = new WatermarkTracker(policy)
+    if (policy !== undefined && policy !== this.watermarkTracker.policy) this.watermarkTracker = new WatermarkTracker(policy)
     // The restored values are the ones the next batches log again, whatever the session says
     // now (Spark sets them on the stream's own conf), so a second restart still sees them; a
     // checkpoint without the policy means "min" (Spark's `relevantSQLConfDefaultValues`).
-    this.#restoredConf = { ...conf, "spark.sql.streaming.multipleWatermarkPolicy": policy ?? this.#tracker.policy }
+    this.#restoredConf = { ...conf, "spark.sql.streaming.multipleWatermarkPolicy": policy ?? this.watermarkTracker.policy }
   }
 
   /**
@@ -621,7 +436,7 @@ export class MicroBatchExecution implements StreamingQuery {
       // reference point of `inputRowsPerSecond`.
       const previousTriggerStartMs = this.#lastTriggerStartMs
       this.#lastTriggerStartMs = startMs
-      this.#triggerActive = true
+      this.reporter.isTriggerActive = true
       try {
         if (this.#pending !== undefined) {
           const pending = this.#pending
@@ -636,7 +451,7 @@ export class MicroBatchExecution implements StreamingQuery {
         for (let i = 0; i < sources.length; i++) {
           const s = sources[i].source
           // Spark's `constructNextBatch`: `updateStatusMessage(s"Getting offsets from $s")`, per source
-          this.#statusMessage = `Getting offsets from ${s.description}`
+          this.reporter.statusMessage = `Getting offsets from ${s.description}`
           const target = this.#availableNowTargets[i]
           // Spark's `MicroBatchExecution`: Trigger.Once reads everything, whatever the source's limit.
           const limit: ReadLimit = this.config.trigger._tag === "Once" ? { _tag: "AllAvailable" } : s.defaultReadLimit()
@@ -658,13 +473,13 @@ export class MicroBatchExecution implements StreamingQuery {
           yield* this.reportIdle(startMs, previousTriggerStartMs, ends, latestOffsetMs)
           return "idle" as StepResult
         }
-        this.#dataAvailable = true
+        this.reporter.isDataAvailable = true
         const batchTimestampMs = yield* Clock.currentTimeMillis
         const batch: PendingBatch = {
           batchId: this.#currentBatchId,
           end: ends,
           batchTimestampMs,
-          watermarkMs: this.#watermarkMs
+          watermarkMs: this.watermarkMs
         }
         const w0 = yield* Clock.currentTimeMillis
         yield* this.#offsetLog.add(batch.batchId, {
@@ -675,7 +490,7 @@ export class MicroBatchExecution implements StreamingQuery {
         yield* this.runBatch(batch, startMs, previousTriggerStartMs, { latestOffset: latestOffsetMs, walCommit: walCommitMs })
         return "ran" as StepResult
       } finally {
-        this.#triggerActive = false
+        this.reporter.isTriggerActive = false
       }
     })
   }
@@ -716,8 +531,8 @@ export class MicroBatchExecution implements StreamingQuery {
     latestOffsetMs: number
   ): Effect.Effect<void> {
     return Effect.gen({ self: this }, function* () {
-      this.#statusMessage = "Waiting for data to arrive"
-      this.#dataAvailable = false
+      this.reporter.statusMessage = "Waiting for data to arrive"
+      this.reporter.isDataAvailable = false
       this.#noNewData = true
       this.#idleEpoch++
       this.notify()
@@ -725,7 +540,7 @@ export class MicroBatchExecution implements StreamingQuery {
       const last = this.#lastNoExecutionProgressMs
       if (last !== undefined && now - this.noDataProgressEventIntervalMs() < last) return
       const committed = this.#hasCommitted ? this.#committed : undefined
-      this.pushProgress(
+      this.reporter.add(
         this.makeProgress({
           // Spark 4 reports the id of the batch this trigger would have run.
           batchId: this.#currentBatchId,
@@ -748,10 +563,7 @@ export class MicroBatchExecution implements StreamingQuery {
       )
       this.#lastNoExecutionProgressMs = now
       if (last === undefined) return
-      const event = { id: this.id, runId: this.runId, timestamp: iso(startMs) }
-      for (const l of this.config.listeners()) {
-        if (l.onQueryIdle !== undefined) yield* runCallback(() => l.onQueryIdle!(event))
-      }
+      yield* this.postEvent("onQueryIdle", { id: this.id, runId: this.runId, timestamp: iso(startMs) })
     })
   }
 
@@ -762,7 +574,7 @@ export class MicroBatchExecution implements StreamingQuery {
     durations: Record<string, number>
   ): Effect.Effect<void, unknown> {
     return Effect.gen({ self: this }, function* () {
-      this.#statusMessage = "Processing new data"
+      this.reporter.statusMessage = "Processing new data"
       this.#availableOffsets = batch.end
       // Spark's stateful operators look their event-time column up when a batch executes.
       if (
@@ -795,7 +607,7 @@ export class MicroBatchExecution implements StreamingQuery {
       const a0 = yield* Clock.currentTimeMillis
       const eventStats = new Map<EventTimeWatermarkExec, EventTimeStats>()
       const operatorProgress = new Map<number, OperatorProgress>()
-      const hasWatermark = this.#watermarkNodes.length > 0
+      const hasWatermark = this.watermarkNodes.length > 0
       const provider = this.config.stateStore
       const stateful: StatefulContext | undefined =
         this.#stateful.length === 0
@@ -850,11 +662,11 @@ export class MicroBatchExecution implements StreamingQuery {
       const c0 = yield* Clock.currentTimeMillis
       // Spark's WatermarkTracker.updateWatermark: the watermark of the next batch, from this
       // batch's event times; it is recorded with this batch's commit.
-      this.#tracker.update(
-        this.#watermarkNodes.map((n) => eventStats.get(n)),
-        this.#watermarkNodes.map((n) => n.delayMs)
+      this.watermarkTracker.update(
+        this.watermarkNodes.map((n) => eventStats.get(n)),
+        this.watermarkNodes.map((n) => n.delayMs)
       )
-      const nextWatermarkMs = Math.max(this.#tracker.currentMs, batch.watermarkMs)
+      const nextWatermarkMs = Math.max(this.watermarkTracker.currentMs, batch.watermarkMs)
       yield* this.#commitLog.add(batch.batchId, { nextBatchWatermarkMs: nextWatermarkMs })
       for (let i = 0; i < sources.length; i++) yield* sources[i].source.commit(batch.end[i])
       const start = this.#hasCommitted ? this.#committed : undefined
@@ -871,7 +683,7 @@ export class MicroBatchExecution implements StreamingQuery {
       const commitOffsetsMs = (yield* Clock.currentTimeMillis) - c0
       this.#currentBatchId = batch.batchId + 1
       this.#lateEventsWatermarkMs = batch.watermarkMs
-      this.#watermarkMs = nextWatermarkMs
+      this.watermarkMs = nextWatermarkMs
       this.#needsNoDataBatch =
         this.#stateful.length > 0 &&
         shouldRunAnotherBatch(
@@ -916,10 +728,8 @@ export class MicroBatchExecution implements StreamingQuery {
       })
       this.#executedBatch = true
       this.#lastNoExecutionProgressMs = endMs
-      this.pushProgress(progress)
-      for (const l of this.config.listeners()) {
-        if (l.onQueryProgress !== undefined) yield* runCallback(() => l.onQueryProgress!({ progress }))
-      }
+      this.reporter.add(progress)
+      yield* this.postEvent("onQueryProgress", { progress })
       this.#noNewData = false
       this.notify()
     })
@@ -975,7 +785,7 @@ export class MicroBatchExecution implements StreamingQuery {
       inputRowsPerSecond: numInputRows / inputTimeSec,
       processedRowsPerSecond: numInputRows / processingTimeSec,
       durationMs: p.durationMs,
-      eventTime: p.eventTime ?? (this.hasWatermark() ? { watermark: iso(this.#watermarkMs) } : {}),
+      eventTime: p.eventTime ?? (this.hasWatermark() ? { watermark: iso(this.watermarkMs) } : {}),
       stateOperators: p.stateOperators ?? [],
       sources,
       sink: { description: this.config.sink.description, numOutputRows: p.numOutputRows, metrics: {} },
@@ -983,49 +793,11 @@ export class MicroBatchExecution implements StreamingQuery {
     })
   }
 
-  /**
-   * Adds to `recentProgress`. As Spark's `ProgressReporter.addNewProgress`, the buffer is
-   * trimmed while it holds `spark.sql.streaming.numRecentProgressUpdates` or more entries, so
-   * it keeps at most that number minus one (99 by default).
-   */
-  private pushProgress(progress: StreamingQueryProgress): void {
-    const limit = Number(this.config.state.conf.get("spark.sql.streaming.numRecentProgressUpdates") ?? "100")
-    this.#progress.push(progress)
-    while (this.#progress.length > 0 && this.#progress.length >= limit) this.#progress.shift()
-  }
-
-  /**
-   * Spark's `eventTime` progress (`ProgressReporter.extractExecutionStats`): the batch's
-   * watermark, and avg/max/min of the event times of the FIRST watermark node (in a pre-order
-   * walk of the plan, Spark's `executedPlan.collect { … }.headOption`) that saw rows in this
-   * batch — not a merge over all nodes; the average is truncated (`stats.avg.toLong`).
-   */
-  private eventTimeProgress(
-    stats: ReadonlyMap<EventTimeWatermarkExec, EventTimeStats>,
-    watermarkMs: number
-  ): Readonly<Record<string, string>> {
-    if (this.#watermarkNodes.length === 0) return {}
-    for (const node of this.#watermarkNodesPreOrder) {
-      const s = stats.get(node)
-      if (s === undefined || s.count === 0) continue
-      return { avg: iso(Math.trunc(s.sum / s.count)), max: iso(s.max), min: iso(s.min), watermark: iso(watermarkMs) }
-    }
-    return { watermark: iso(watermarkMs) }
-  }
-
-  private hasWatermark(): boolean {
-    let found = false
-    Plan.foreach(this.config.analyzed, (p) => {
-      if (p._tag === "EventTimeWatermark") found = true
-    })
-    return found
-  }
-
   /** Marks the loop as waiting while `wait` runs (for `awaitQuiescent`). */
   private waiting<E>(wait: Effect.Effect<void, E>, message?: string): Effect.Effect<void, E> {
     return Effect.suspend(() => {
       this.#waiting = true
-      if (message !== undefined) this.#statusMessage = message
+      if (message !== undefined) this.reporter.statusMessage = message
       this.notify()
       return wait
     }).pipe(
@@ -1048,8 +820,8 @@ export class MicroBatchExecution implements StreamingQuery {
       for (;;) {
         const error = self.currentError()
         if (error !== null) return yield* error
-        if (!self.#active || (self.#waiting && self.#pending === undefined)) return
-        yield* Deferred.await(self.#changed)
+        if (!self.active || (self.#waiting && self.#pending === undefined)) return
+        yield* Deferred.await(self.changed)
       }
     })
   }
@@ -1086,33 +858,11 @@ export class MicroBatchExecution implements StreamingQuery {
 
   // ---- the handle -----------------------------------------------------------------------
 
-  isActive(): Effect.Effect<boolean> {
-    return Effect.sync(() => this.#active)
-  }
-
-  status(): Effect.Effect<StreamingQueryStatus> {
-    return Effect.sync(() =>
-      withJsonToString({
-        message: this.#statusMessage,
-        isDataAvailable: this.#dataAvailable,
-        isTriggerActive: this.#triggerActive
-      })
-    )
-  }
-
-  lastProgress(): Effect.Effect<StreamingQueryProgress | null> {
-    return Effect.sync(() => this.#progress[this.#progress.length - 1] ?? null)
-  }
-
-  recentProgress(): Effect.Effect<ReadonlyArray<StreamingQueryProgress>> {
-    return Effect.sync(() => this.#progress.slice())
-  }
-
   processAllAvailable(): Effect.Effect<void, StreamingQueryError> {
     const self = this
     return Effect.gen(function* () {
-      if (self.#error !== null) return yield* self.#error
-      if (!self.#active) return
+      if (self.error !== null) return yield* self.error
+      if (!self.active) return
       self.#noNewData = false
       self.#wakeRequests++
       const wake = self.#wake
@@ -1122,49 +872,13 @@ export class MicroBatchExecution implements StreamingQuery {
       // the signal is taken before the check, so that no change in between is missed.
       Deferred.doneUnsafe(wake, Effect.void)
       for (;;) {
-        const changed = self.#changed
+        const changed = self.changed
         const error = self.currentError()
         if (error !== null) return yield* error
-        if (!self.#active || (self.#noNewData && self.#pending === undefined)) return
+        if (!self.active || (self.#noNewData && self.#pending === undefined)) return
         yield* Deferred.await(changed)
       }
     })
-  }
-
-  awaitTermination(timeoutMs?: number): Effect.Effect<boolean, StreamingQueryError> {
-    const self = this
-    return Effect.gen(function* () {
-      if (timeoutMs === undefined) {
-        yield* Deferred.await(self.#terminated)
-      } else {
-        const done = yield* Deferred.await(self.#terminated).pipe(Effect.timeoutOption(timeoutMs))
-        if (done._tag === "None") return false
-      }
-      const error = self.currentError()
-      if (error !== null) return yield* error
-      return true
-    })
-  }
-
-  stop(): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      const fiber = this.#fiber
-      if (fiber === undefined) return Effect.void
-      // A fiber interrupted before it first runs never runs its body (nor its `onExit`), so
-      // the query is finished here when the loop could not do it itself.
-      return Fiber.interrupt(fiber).pipe(
-        Effect.andThen(Effect.suspend(() => this.finish(Exit.void))),
-        Effect.andThen(Deferred.await(this.#terminated))
-      )
-    })
-  }
-
-  private currentError(): StreamingQueryError | null {
-    return this.#error
-  }
-
-  exception(): Effect.Effect<StreamingQueryError | null> {
-    return Effect.sync(() => this.#error)
   }
 
   explain(_extended = false): Effect.Effect<string> {
@@ -1174,19 +888,6 @@ export class MicroBatchExecution implements StreamingQuery {
 
   /** @internal the attributes of the plan's output, for sinks that need them. */
   outputAttributes(): ReadonlyArray<AttributeReference> {
-    return Analyzer.output(this.config.analyzed)
+    return PlanOutput.output(this.config.analyzed)
   }
-
-  toString(): string {
-    return `Streaming Query ${this.prettyIdString()} [state = ${this.#active ? "ACTIVE" : "TERMINATED"}]`
-  }
-}
-
-/** The `sourceKey`s of a plan's streaming leaves, in a fixed walk order (source index = position). */
-export const streamingSourceKeys = (plan: Plan.LogicalPlan): ReadonlyArray<Plan.StreamingRelation> => {
-  const seen = new Map<string, Plan.StreamingRelation>()
-  Plan.foreach(plan, (p) => {
-    if (p._tag === "StreamingRelation" && !seen.has(p.sourceKey)) seen.set(p.sourceKey, p)
-  })
-  return [...seen.values()]
 }

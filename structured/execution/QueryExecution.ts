@@ -5,20 +5,21 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Result } from "effect"
-import * as Analyzer from "../../core/Analyzer.ts"
+import * as Analyzer from "../../core/analysis/Analyzer.ts"
+import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import * as T from "../../core/DataType.ts"
 import { AnalysisError, ConnectorError } from "../../core/Errors.ts"
 import { lookupBatchFormat } from "../../core/Formats.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
-import * as Optimizer from "../../core/Optimizer.ts"
+import * as Optimizer from "../../core/optimizer/Optimizer.ts"
 import * as PlanString from "../../core/PlanString.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import * as Execute from "../physical/Execute.ts"
 import * as PhysicalPlanString from "../physical/PhysicalPlanString.ts"
 import * as Planner from "../physical/Planner.ts"
 import type { SparkPlan } from "../physical/SparkPlan.ts"
-import { checkForBatch } from "../../core/UnsupportedOperationChecker.ts"
-import * as State from "../api/SessionState.ts"
+import { checkForBatch } from "../../core/analysis/UnsupportedOperationChecker.ts"
+import * as State from "../contracts/SessionState.ts"
 
 export interface QueryExecution {
   readonly parsed: Plan.LogicalPlan
@@ -57,7 +58,7 @@ export const explainString = (qe: QueryExecution, extended: boolean): string => 
     PlanString.treeString(qe.parsed, "parsed").trimEnd(),
     "",
     "== Analyzed Logical Plan ==",
-    schemaLine(Analyzer.schemaOf(qe.analyzed)),
+    schemaLine(PlanOutput.schemaOf(qe.analyzed)),
     PlanString.treeString(qe.analyzed, "analyzed").trimEnd(),
     "",
     "== Optimized Logical Plan ==",
@@ -114,5 +115,5 @@ export const run = (
     if (unsupported !== undefined) return yield* unsupported
     const now = yield* Clock.currentTimeMillis
     const rows = yield* Execute.execute(qe.physical, { currentTimestampMs: now, readRelation: readRelation(state) })
-    return { schema: Analyzer.schemaOf(qe.analyzed), rows }
+    return { schema: PlanOutput.schemaOf(qe.analyzed), rows }
   })

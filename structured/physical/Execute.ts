@@ -26,10 +26,10 @@ import { NO_KEY, groupingKey, isDirectKey, joinKey, normalizer } from "./HashKey
 import type * as P from "./SparkPlan.ts"
 import { executeStatefulAggregate } from "./stateful/StatefulAggregateExec.ts"
 import { fusedWindow } from "./stateful/FusedWindow.ts"
-import type { StatefulContext } from "./stateful/StatefulContext.ts"
+import { batchStatefulContext, type StatefulContext } from "./stateful/StatefulContext.ts"
 import { executeStreamingDeduplicate } from "./stateful/StreamingDeduplicateExec.ts"
 import { executeBatchGroupsWithState, executeFlatMapGroupsWithState } from "./stateful/FlatMapGroupsWithStateExec.ts"
-import { batchStatefulContext, executeTransformWithState } from "./stateful/TransformWithStateExec.ts"
+import { executeTransformWithState } from "./stateful/TransformWithStateExec.ts"
 import { executeStreamingSymmetricHashJoin } from "./stateful/StreamingSymmetricHashJoinExec.ts"
 
 /**

@@ -16,6 +16,7 @@
  *
  * @since 0.1.0
  */
+import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import { dataTypeOf, nullableOf } from "../../core/Compile.ts"
 import * as T from "../../core/DataType.ts"
 import * as E from "../../core/Expression.ts"
@@ -59,7 +60,7 @@ export interface PlanOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Output attributes
+// Grouping slots
 // ---------------------------------------------------------------------------------------------
 
 /** The type of a resolved expression; window structs are known here even if the compiler does not type them. */
@@ -90,11 +91,11 @@ const nullabilityOf = (e: E.Expression): boolean => {
 }
 
 /**
- * The attribute a named expression produces (Spark's `NamedExpression.toAttribute`): an
- * attribute is itself, an `Alias` an attribute with the alias's name and id. The analyzer wraps
- * every other output expression in an `Alias`; for safety a bare one gets its pretty name.
+ * The attribute of a grouping slot (Spark's `PhysicalAggregation`): an attribute is itself, an
+ * `Alias` an attribute with the alias's name and id, anything else a fresh attribute named as
+ * Spark names it. The output of a node is `PlanOutput.output` (core/analysis), as for the analyzer.
  */
-export const toAttribute = (e: E.Expression): E.AttributeReference => {
+const slotAttribute = (e: E.Expression): E.AttributeReference => {
   switch (e._tag) {
     case "AttributeReference":
       return e
@@ -121,83 +122,6 @@ export const toAttribute = (e: E.Expression): E.AttributeReference => {
         exprId: E.newExprId(),
         qualifier: []
       }
-  }
-}
-
-const withNullability = (a: E.AttributeReference, nullable: boolean): E.AttributeReference =>
-  a.nullable === nullable ? a : { ...a, nullable }
-
-/**
- * The output attributes of a resolved logical node, as Spark's `LogicalPlan.output` computes
- * them (outer joins make the padded side nullable; a union's column is nullable when any
- * child's is).
- *
- * @since 0.1.0
- */
-export const outputOf = (p: L.LogicalPlan): ReadonlyArray<E.AttributeReference> => {
-  switch (p._tag) {
-    case "LocalRelation":
-    case "DataSourceRelation":
-    case "StreamingRelation":
-    case "MapElements":
-    case "TransformWithState":
-    case "FlatMapGroupsWithState":
-      return p.output
-    case "Project":
-      return p.projectList.map(toAttribute)
-    case "Aggregate":
-      return p.aggregateExpressions.map(toAttribute)
-    case "WithColumns":
-    case "WithColumnsRenamed":
-    case "Drop":
-      // These never reach the planner (the analyzer turns them into a Project); the child's
-      // output is the closest honest answer for a caller that asks anyway.
-      return outputOf(p.child)
-    case "Filter":
-    case "Sort":
-    case "Limit":
-    case "Distinct":
-    case "Deduplicate":
-    case "TypedFilter":
-      return outputOf(p.child)
-    case "SubqueryAlias":
-      return outputOf(p.child).map((a) => ({ ...a, qualifier: [p.alias] }))
-    case "EventTimeWatermark": {
-      const out = outputOf(p.child)
-      const et = p.eventTime
-      if (et._tag !== "AttributeReference") return out
-      return out.map((a) => (a.exprId === et.exprId ? { ...a, eventTimeDelayMs: p.delayMs } : a))
-    }
-    case "Join": {
-      const left = outputOf(p.left)
-      const right = outputOf(p.right)
-      switch (p.joinType) {
-        case "left_semi":
-        case "left_anti":
-          return left
-        case "left_outer":
-          return [...left, ...right.map((a) => withNullability(a, true))]
-        case "right_outer":
-          return [...left.map((a) => withNullability(a, true)), ...right]
-        case "full_outer":
-          return [...left.map((a) => withNullability(a, true)), ...right.map((a) => withNullability(a, true))]
-        case "inner":
-        case "cross":
-          return [...left, ...right]
-      }
-    }
-    case "Union": {
-      const outs = p.children.map(outputOf)
-      const first = outs[0] ?? []
-      return first.map((a, i) =>
-        withNullability(
-          a,
-          outs.some((o) => o[i]?.nullable === true)
-        )
-      )
-    }
-    case "Generate":
-      return [...outputOf(p.child), ...p.generatorOutput]
   }
 }
 
@@ -327,7 +251,7 @@ const planAggregate = (
     return {
       expr,
       aliasId: g._tag === "Alias" ? g.exprId : undefined,
-      attribute: toAttribute(g)
+      attribute: slotAttribute(g)
     }
   })
   const functions: Array<E.AggregateFunction> = []
@@ -373,7 +297,7 @@ const planAggregate = (
       : { index: sessionIndex, window: stripAlias(groupingExpressions[sessionIndex]) as E.SessionWindow }
   return {
     _tag: "HashAggregateExec",
-    output: aggregateExpressions.map(toAttribute),
+    output: aggregateExpressions.map(PlanOutput.toAttribute),
     groupingExpressions,
     aggregateFunctions: functions,
     groupingAttributes: slots.map((s) => s.attribute),
@@ -482,7 +406,7 @@ const streamingJoinType = (t: L.JoinType): P.StreamingSymmetricHashJoinExec["joi
 const planJoin = (j: L.Join, streaming: boolean): P.SparkPlan => {
   const left = planNode(j.left, false, streaming)
   const right = planNode(j.right, false, streaming)
-  const output = outputOf(j)
+  const output = PlanOutput.output(j)
   const keys = extractEquiKeys(j.condition, left.output, right.output)
   // Spark builds the right side for inner, left outer, semi and anti joins and the left side
   // for right outer joins, so the other side streams and output follows its order.
@@ -548,7 +472,7 @@ const planTopK = (
   const list = projectList ?? child.output
   return {
     _tag: "TakeOrderedAndProjectExec",
-    output: list.map(toAttribute),
+    output: list.map(PlanOutput.toAttribute),
     limit: limit.n,
     sortOrder: sort.order,
     projectList: list,
@@ -567,7 +491,7 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean, streaming: boolean): P.Spar
     case "Project":
       return {
         _tag: "ProjectExec",
-        output: outputOf(p),
+        output: PlanOutput.output(p),
         projectList: p.projectList,
         child: planNode(p.child, false, streaming)
       }
@@ -631,7 +555,7 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean, streaming: boolean): P.Spar
     }
     case "Union": {
       const children = p.children.map((c) => planNode(c, false, streaming))
-      return { _tag: "UnionExec", output: outputOf(p), children }
+      return { _tag: "UnionExec", output: PlanOutput.output(p), children }
     }
     case "Generate": {
       const child = planNode(p.child, false, streaming)
@@ -700,7 +624,7 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean, streaming: boolean): P.Spar
     case "EventTimeWatermark":
       return {
         _tag: "EventTimeWatermarkExec",
-        output: outputOf(p),
+        output: PlanOutput.output(p),
         eventTime: p.eventTime,
         delayMs: p.delayMs,
         child: planNode(p.child, false, streaming)

@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { GENERATE_PROTOCOL_COMMAND, lazyBackend } from "../../connect/mod.ts"
 import { ConnectorError } from "../../core/Errors.ts"
-import type { RemoteFactory, RemoteSessionView } from "../../structured/api/Remote.ts"
+import type { RemoteFactory, RemoteSessionView } from "../../structured/contracts/Remote.ts"
 
 const view: RemoteSessionView = { memorySources: { has: () => false }, tableFormat: "table", listeners: () => [] }
 

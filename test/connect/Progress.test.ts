@@ -1,7 +1,7 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { decodeProgress } from "../../connect/Progress.ts"
-import type { StreamingQueryProgress } from "../../structured/api/StreamingQueryProgress.ts"
+import type { StreamingQueryProgress } from "../../structured/contracts/StreamingQueryProgress.ts"
 
 // Captured from the Spark 4.2 Connect server (StreamingQueryCommand recent_progress): batch 1 of a
 // streaming `groupBy(window(ts, "10 seconds")).count()` with a 10 s watermark over json files

@@ -12,7 +12,7 @@ import { type Relation, RelationSchema } from "../../connect/gen/spark/connect/r
 import { makeStreams, startQuery, writeStreamCommand } from "../../connect/RemoteStreaming.ts"
 import type { StreamingQueryError } from "../../core/Errors.ts"
 import { Trigger } from "../../core/Trigger.ts"
-import type { RemoteWriteSpec } from "../../structured/api/Remote.ts"
+import type { RemoteWriteSpec } from "../../structured/contracts/Remote.ts"
 
 const fromEnv = process.env.TRIBUTARY_SPARK_REMOTE
 const sparkRemote = fromEnv !== undefined && fromEnv !== "" ? fromEnv : inject("sparkRemote")

@@ -16,7 +16,7 @@ import { intervalString, translateExpression, translatePlan, unparsedIdentifier 
 import * as E from "../../core/Expression.ts"
 import * as T from "../../core/DataType.ts"
 import { F, GroupStateTimeout, MemoryStream, Session, type SessionShape, TimeMode } from "../../mod.ts"
-import * as State from "../../structured/api/SessionState.ts"
+import * as State from "../../structured/contracts/SessionState.ts"
 import type { DataFrame } from "../../structured/api/DataFrame.ts"
 
 const withSpark = <A>(f: (spark: SessionShape) => Effect.Effect<A, unknown, Session> | A): Promise<A> =>

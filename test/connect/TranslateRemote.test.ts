@@ -33,7 +33,7 @@ import type { Column } from "../../core/Column.ts"
 import { rowsToExternal } from "../../core/Row.ts"
 import { F, Session, type SessionShape } from "../../mod.ts"
 import type { DataFrame } from "../../structured/api/DataFrame.ts"
-import * as State from "../../structured/api/SessionState.ts"
+import * as State from "../../structured/contracts/SessionState.ts"
 import * as E from "../../core/Expression.ts"
 import * as T from "../../core/DataType.ts"
 

@@ -10,17 +10,9 @@ import { describe, expect, it } from "vitest"
 import { encodeRows } from "../../connect/Arrow.ts"
 import { LocalRelationSchema, RelationSchema } from "../../connect/gen/spark/connect/relations_pb.ts"
 import * as P from "../../connect/gen/spark/connect/types_pb.ts"
-import {
-  fromArrowSchema,
-  fromSparkSchema,
-  fromSparkType,
-  quoteIfNeeded,
-  sparkTypeString,
-  toDDL,
-  toSparkType,
-  toSqlType
-} from "../../connect/Types.ts"
+import { fromArrowSchema, fromSparkSchema, fromSparkType, sparkTypeString, toDDL, toSparkType } from "../../connect/Types.ts"
 import * as T from "../../core/DataType.ts"
+import { quoteIfNeeded, sqlTypeName as toSqlType } from "../../core/DataType.ts"
 import { execute, rawClient, sparkRemote, sqlRelation } from "./rawClient.ts"
 
 const ok = <A, E>(r: Result.Result<A, E>): A => {

@@ -1,7 +1,7 @@
 /**
- * Crash tests of the micro-batch exactly-once protocol (DESIGN.md, "Tests": "Crash tests kill a
- * real child process at named points of the commit protocol and restart it; the output must
- * equal an uninterrupted run").
+ * Crash tests of the micro-batch exactly-once protocol (docs/architecture.md, "Tests": crash
+ * tests kill a real child process at named points of the commit protocol and restart it; the
+ * output must equal an uninterrupted run).
  *
  * `child.ts` runs a stateless query from a file of JSON lines (a replayable source whose offsets
  * are line counts, a few lines per batch) to an idempotent file-per-batch sink, with

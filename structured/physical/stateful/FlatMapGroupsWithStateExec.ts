@@ -42,7 +42,7 @@ import {
   GroupStateError,
   GroupStateImpl,
   NO_TIMESTAMP
-} from "../../api/GroupState.ts"
+} from "../../contracts/GroupState.ts"
 import type * as P from "../SparkPlan.ts"
 import { commitAndReport, CorruptState, decodingState, guardDecode, timed, withOperatorStore } from "./OperatorState.ts"
 import type { OperatorStateSchema, StatefulContext } from "./StatefulContext.ts"

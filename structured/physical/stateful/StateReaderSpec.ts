@@ -19,21 +19,24 @@
  *
  * @since 0.1.0
  */
+import type { Schema } from "effect"
 import { dataTypeOf } from "../../../core/Compile.ts"
 import * as T from "../../../core/DataType.ts"
 import type { AggregateFunction } from "../../../core/Expression.ts"
 import { makeAggregate, valueFromJSON } from "../../../core/functions/Aggregates.ts"
 import type { InternalRow } from "../../../core/Row.ts"
+import { structTypeOf } from "../../../core/RowSchema.ts"
 import type * as P from "../SparkPlan.ts"
 import { aggregateStateSchema } from "./StatefulAggregateExec.ts"
 import type { OperatorStateSchema } from "./StatefulContext.ts"
 import { dedupStateSchema } from "./StreamingDeduplicateExec.ts"
 import {
-  decodeStateVariableEntries,
-  type StateVariableDecoder,
-  transformWithStateDecoder,
+  discover,
+  type Kind,
+  keyStruct,
+  timerStoreName,
   transformWithStateStores
-} from "./TransformWithStateExec.ts"
+} from "./TransformWithStateDeclarations.ts"
 
 /**
  * One aggregate as the reader rebuilds it: enough to decode and evaluate its stored buffer.
@@ -371,5 +374,173 @@ class KeyReader {
   private expect(c: string): void {
     if (this.text[this.pos] !== c) throw new Error(`expected '${c}' at ${this.pos} in state key ${JSON.stringify(this.text)}`)
     this.pos++
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// transformWithState's stores
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How the state reader (`format("statestore")`) reads one store of the operator: a state
+ * variable (by its kind) or the timers. Serializable: it is written under the checkpoint.
+ *
+ * @since 0.1.0
+ */
+export interface StateVariableDecoder {
+  readonly kind: "transformWithState"
+  readonly variable: Kind | "timers"
+  readonly key: T.StructType
+  readonly keyIsStruct: boolean
+  readonly userKey: T.StructType | undefined
+  readonly userKeyIsStruct: boolean
+  readonly value: T.StructType
+  readonly valueIsStruct: boolean
+}
+
+const isStruct = (schema: Schema.Top | undefined): boolean =>
+  schema !== undefined &&
+  schema.ast._tag === "Objects" &&
+  !(schema.ast.propertySignatures.length === 0 && schema.ast.indexSignatures.length === 1)
+
+/**
+ * The reader description of store `storeName` of the operator, `undefined` for a store it does
+ * not have.
+ *
+ * @since 0.1.0
+ */
+export const transformWithStateDecoder = (
+  p: P.TransformWithStateExec,
+  storeName: string
+): StateVariableDecoder | undefined => {
+  const key = keyStruct(p)
+  const keyIsStruct = isStruct(p.keySchema as Schema.Top)
+  if (p.timeMode !== "None" && storeName === timerStoreName(p.timeMode)) {
+    return {
+      kind: "transformWithState",
+      variable: "timers",
+      key,
+      keyIsStruct,
+      userKey: undefined,
+      userKeyIsStruct: false,
+      value: T.struct([]),
+      valueIsStruct: true
+    }
+  }
+  const v = discover(p).vars.find((d) => d.name === storeName)
+  if (v === undefined) return undefined
+  return {
+    kind: "transformWithState",
+    variable: v.kind,
+    key,
+    keyIsStruct,
+    userKey: v.userKeySchema === undefined ? undefined : structTypeOf(v.userKeySchema),
+    userKeyIsStruct: isStruct(v.userKeySchema),
+    value: structTypeOf(v.schema) ?? T.struct([]),
+    valueIsStruct: isStruct(v.schema)
+  }
+}
+
+const base64ToBytes = (s: string): Uint8Array => Uint8Array.from(atob(s), (c) => c.charCodeAt(0))
+
+/** An Effect JSON-codec value (`toCodecJson`: ISO dates, base64 bytes, objects by name) as an internal value of `t`. */
+const jsonToInternal = (t: T.DataType): ((json: unknown) => unknown) => {
+  switch (t._tag) {
+    case "timestamp":
+      return (j) => (typeof j === "string" ? Date.parse(j) : typeof j === "number" ? j : null)
+    case "date":
+      return (j) => (typeof j === "string" ? Math.floor(Date.parse(j) / 86_400_000) : typeof j === "number" ? j : null)
+    case "binary":
+      return (j) => (typeof j === "string" ? base64ToBytes(j) : null)
+    case "long":
+    case "integer":
+    case "double":
+      return (j) => (typeof j === "string" ? Number(j) : (j ?? null))
+    case "struct": {
+      const convs = t.fields.map((f) => [f.name, jsonToInternal(f.dataType)] as const)
+      return (j) => {
+        if (j === null || j === undefined || typeof j !== "object") return null
+        const o = j as Record<string, unknown>
+        return convs.map(([name, c]) => (o[name] === undefined ? null : c(o[name])))
+      }
+    }
+    case "array": {
+      const c = jsonToInternal(t.elementType)
+      return (j) => (Array.isArray(j) ? j.map(c) : null)
+    }
+    case "map": {
+      const kc = jsonToInternal(t.keyType)
+      const vc = jsonToInternal(t.valueType)
+      return (j) =>
+        j === null || typeof j !== "object"
+          ? null
+          : new Map(Object.entries(j as object).map(([k, v]) => [kc(k), vc(v)]))
+    }
+    default:
+      return (j) => j ?? null
+  }
+}
+
+/** A whole row from a JSON value: a struct schema's object, or a single value in a `value` column. */
+const rowFromJson = (st: T.StructType, isStructValue: boolean): ((json: unknown) => unknown) => {
+  const conv = jsonToInternal(st)
+  if (isStructValue) return conv
+  const one = jsonToInternal(st.fields[0]?.dataType ?? T.NullType)
+  return (j) => [one(j)]
+}
+
+/**
+ * The rows the state reader shows for one store: `[key, value, partition_id]` per value (a
+ * list's elements and a map's entries one row each; the map's user key joins the key), and per
+ * timer for the timers' store (`key` with `expiryTimestampMs`).
+ *
+ * @since 0.1.0
+ */
+export const decodeStateVariableEntries = (
+  d: StateVariableDecoder,
+  entries: ReadonlyArray<readonly [string, unknown]>
+): { readonly keySchema: T.StructType; readonly valueSchema: T.StructType; readonly rows: Array<InternalRow> } => {
+  const keyRow = rowFromJson(d.key, d.keyIsStruct)
+  const valueRow = rowFromJson(d.value, d.valueIsStruct)
+  const rows: Array<InternalRow> = []
+  const list = (v: unknown, what: string): ReadonlyArray<ReadonlyArray<unknown>> => {
+    if (!Array.isArray(v)) throw new Error(`${what} is not a list`)
+    return v as ReadonlyArray<ReadonlyArray<unknown>>
+  }
+  switch (d.variable) {
+    case "timers": {
+      for (const [, e] of entries) {
+        const a = list(e, "a timers entry")
+        for (const ts of list(a[1], "a key's timers")) rows.push([[keyRow(a[0]), ts], [], 0])
+      }
+      return {
+        keySchema: T.struct([T.field("key", d.key, false), T.field("expiryTimestampMs", T.LongType, false)]),
+        valueSchema: T.struct([]),
+        rows
+      }
+    }
+    case "value":
+      for (const [k, e] of entries) rows.push([keyRow(JSON.parse(k)), valueRow(list(e, "a value entry")[1]), 0])
+      return { keySchema: d.key, valueSchema: d.value, rows }
+    case "list":
+      for (const [k, e] of entries) {
+        const key = keyRow(JSON.parse(k))
+        for (const x of list(list(e, "a list entry")[1], "a list")) rows.push([key, valueRow(x[0]), 0])
+      }
+      return { keySchema: d.key, valueSchema: d.value, rows }
+    case "map": {
+      const userKey = d.userKey ?? T.struct([])
+      const userKeyRow = rowFromJson(userKey, d.userKeyIsStruct)
+      for (const [k, e] of entries) {
+        const key = keyRow(JSON.parse(k))
+        for (const x of list(list(e, "a map entry")[1], "a map"))
+          rows.push([[key, userKeyRow(x[0])], valueRow(x[1]), 0])
+      }
+      return {
+        keySchema: T.struct([T.field("key", d.key, false), T.field("userKey", userKey, false)]),
+        valueSchema: d.value,
+        rows
+      }
+    }
   }
 }

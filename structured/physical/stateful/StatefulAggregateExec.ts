@@ -27,7 +27,7 @@ import { type CompileContext, compile, dataTypeOf } from "../../../core/Compile.
 import * as T from "../../../core/DataType.ts"
 import type { StateStoreError } from "../../../core/Errors.ts"
 import type * as E from "../../../core/Expression.ts"
-import { isDeterministic } from "../../../core/Optimizer.ts"
+import { isDeterministic } from "../../../core/optimizer/Optimizer.ts"
 import type { InternalRow } from "../../../core/Row.ts"
 import { partKey } from "../HashKeys.ts"
 import type * as P from "../SparkPlan.ts"

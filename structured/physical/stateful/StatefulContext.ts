@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import type { Effect } from "effect"
+import { Effect } from "effect"
 import type { StructType } from "../../../core/DataType.ts"
 import type { StateStoreError } from "../../../core/Errors.ts"
 import type { OutputMode } from "../../../core/Streaming.ts"
@@ -94,3 +94,46 @@ export interface StatefulContext {
    */
   readonly requestBatchAt?: (operatorId: number, timestampMs: number | undefined) => void
 }
+
+/**
+ * The state of a batch query (Spark's `generateSparkPlanForBatchQueries`: a throwaway store):
+ * batch 0 at `batchTimestampMs`, no watermark, stores in memory that vanish with the run.
+ *
+ * @since 0.1.0
+ */
+export const batchStatefulContext = (batchTimestampMs: number): StatefulContext => ({
+  batchId: 0,
+  outputMode: "update",
+  watermarkForLateEventsMs: undefined,
+  watermarkForEvictionMs: undefined,
+  batchTimestampMs,
+  reportProgress: () => {},
+  openStore: () =>
+    Effect.sync((): OperatorStateStore => {
+      const entries = new Map<string, string>()
+      return {
+        version: -1,
+        load: () => Effect.void,
+        get: (key) => {
+          const text = entries.get(key)
+          return text === undefined ? undefined : JSON.parse(text)
+        },
+        put: (key, value) => {
+          entries.set(key, JSON.stringify(value))
+        },
+        remove: (key) => {
+          entries.delete(key)
+        },
+        scan: () => Effect.sync(() => [...entries].map(([k, v]) => [k, JSON.parse(v)] as const)),
+        commit: () =>
+          Effect.succeed({
+            numRowsTotal: entries.size,
+            numRowsUpdated: 0,
+            numRowsRemoved: 0,
+            commitTimeMs: 0,
+            memoryUsedBytes: 0
+          }),
+        abort: () => Effect.void
+      }
+    })
+})

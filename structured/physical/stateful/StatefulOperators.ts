@@ -21,7 +21,7 @@ import {
   groupsWithStateShouldRunAnotherBatch,
   operatorName as groupsWithStateName
 } from "./FlatMapGroupsWithStateExec.ts"
-import { operatorName as TWS_NAME, transformWithStateStores } from "./TransformWithStateExec.ts"
+import { operatorName as TWS_NAME, transformWithStateStores } from "./TransformWithStateDeclarations.ts"
 import { multipleEventTimeColumnsError } from "./WatermarkSupport.ts"
 import { inputWatermark } from "./WatermarkPropagator.ts"
 import {

@@ -18,8 +18,8 @@
  */
 import type { AttributeReference, Expression } from "../../../core/Expression.ts"
 import * as E from "../../../core/Expression.ts"
-import { isDeterministic } from "../../../core/Optimizer.ts"
-import { stateValueWatermark } from "../../../core/UnsupportedOperationChecker.ts"
+import { isDeterministic } from "../../../core/optimizer/Optimizer.ts"
+import { stateValueWatermark } from "../../../core/analysis/UnsupportedOperationChecker.ts"
 import * as P from "../SparkPlan.ts"
 import type { JoinConditionSplit } from "../SparkPlan.ts"
 import { findEventTimeColumn } from "./WatermarkSupport.ts"

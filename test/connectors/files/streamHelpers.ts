@@ -8,7 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, type Scope } from "effect"
 import type { DataFrame } from "../../../structured/api/DataFrame.ts"
-import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
+import type { StreamingQuery } from "../../../structured/contracts/StreamingQuery.ts"
 
 /** A fresh temporary folder, removed when the scope closes. */
 export const tempDir = (): Effect.Effect<string, never, Scope.Scope> =>

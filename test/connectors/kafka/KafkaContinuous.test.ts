@@ -9,7 +9,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { F, Session, Trigger } from "../../../mod.ts"
-import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
+import type { StreamingQuery } from "../../../structured/contracts/StreamingQuery.ts"
 import { connect, type TestKafka, uniqueTopic } from "./helpers.ts"
 
 let k: TestKafka

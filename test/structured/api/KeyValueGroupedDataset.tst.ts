@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { describe, expectTypeOf, it } from "vitest"
 import { F } from "../../../core/mod.ts"
 import type { DataFrame } from "../../../structured/api/DataFrame.ts"
-import { type GroupState, GroupStateTimeout } from "../../../structured/api/GroupState.ts"
+import { type GroupState, GroupStateTimeout } from "../../../structured/contracts/GroupState.ts"
 
 declare const events: DataFrame<{ user: string; ts: Date; n: number }>
 declare const initial: DataFrame<{ key: string; state: number }>

@@ -18,7 +18,7 @@ import {
   type StreamingQueryProgress,
   type StreamingQueryStatus,
   withJsonToString
-} from "../../../structured/api/StreamingQueryProgress.ts"
+} from "../../../structured/contracts/StreamingQueryProgress.ts"
 import { AddData, AdvanceClock, AssertOnQuery, StartStream, StopStream, testStream } from "../../../structured/testing.ts"
 
 const Value = Schema.Struct({ value: Schema.Int })

@@ -14,8 +14,8 @@ import * as path from "node:path"
 import { F, MemoryStream, Session, Trigger } from "../../../mod.ts"
 import type { DataFrame } from "../../../structured/api/DataFrame.ts"
 import type { ContinuousExecution } from "../../../structured/execution/ContinuousExecution.ts"
-import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
-import type { StreamingQueryProgress } from "../../../structured/api/StreamingQueryProgress.ts"
+import type { StreamingQuery } from "../../../structured/contracts/StreamingQuery.ts"
+import type { StreamingQueryProgress } from "../../../structured/contracts/StreamingQueryProgress.ts"
 
 const Value = Schema.Struct({ value: Schema.Int })
 

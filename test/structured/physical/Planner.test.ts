@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest"
 import * as T from "../../../core/DataType.ts"
 import * as E from "../../../core/Expression.ts"
 import * as L from "../../../core/LogicalPlan.ts"
-import { outputOf, plan, sameExpression } from "../../../structured/physical/Planner.ts"
+import { output as outputOf } from "../../../core/analysis/PlanOutput.ts"
+import { plan, sameExpression } from "../../../structured/physical/Planner.ts"
 import * as P from "../../../structured/physical/SparkPlan.ts"
 import {
   agg,

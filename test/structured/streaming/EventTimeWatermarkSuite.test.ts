@@ -13,7 +13,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import * as Analyzer from "../../../core/Analyzer.ts"
+import * as PlanOutput from "../../../core/analysis/PlanOutput.ts"
 import {
   findEventTimeColumn,
   multipleEventTimeColumnsError
@@ -101,9 +101,9 @@ const rewriteLog = (dir: string, log: "offsets" | "commits", f: (text: string) =
 
 /** The delay (ms) an analyzed DataFrame's output column carries, `undefined` without one. */
 const delayOf = (df: { readonly analyzed: () => unknown }, name: string): number | undefined => {
-  const plan = df.analyzed() as { readonly _tag: string; readonly success?: Parameters<typeof Analyzer.output>[0] }
+  const plan = df.analyzed() as { readonly _tag: string; readonly success?: Parameters<typeof PlanOutput.output>[0] }
   if (plan._tag !== "Success" || plan.success === undefined) return undefined
-  return Analyzer.output(plan.success).find((a) => a.name === name)?.eventTimeDelayMs
+  return PlanOutput.output(plan.success).find((a) => a.name === name)?.eventTimeDelayMs
 }
 
 /**
@@ -727,7 +727,7 @@ describe("EventTimeWatermarkSuite", () => {
               const plan = df.analyzed()
               assert.strictEqual(plan._tag, "Success", delay)
               if (plan._tag !== "Success") continue
-              const attr = Analyzer.output(plan.success).find((a) => a.name === "eventTime")
+              const attr = PlanOutput.output(plan.success).find((a) => a.name === "eventTime")
               assert.strictEqual(attr?.eventTimeDelayMs, expectedMs, delay)
             }
           }
@@ -1027,7 +1027,7 @@ describe("EventTimeWatermarkSuite", () => {
       const plan = joined.analyzed()
       assert.strictEqual(plan._tag, "Success")
       if (plan._tag !== "Success") return
-      const attrs = Analyzer.output(plan.success)
+      const attrs = PlanOutput.output(plan.success)
       const message = multipleEventTimeColumnsError(attrs)
       assert.include(message, "More than one event time columns are available.")
       assert.include(message, "Please ensure there is at most one event time column per stream.")

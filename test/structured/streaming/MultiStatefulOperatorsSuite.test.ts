@@ -20,7 +20,7 @@
  *   / `…ForEviction` compute the operators' watermarks from the running query's physical plan
  *   and the global watermarks of its last two batches (`WatermarkPropagator.ts`), and the output
  *   watermark script calls `produceOutputWatermark(join, 0)` on the running plan as Spark does;
- * - timestamps are milliseconds (DESIGN.md), so `window_time(window)` is `end - 1 ms` and its
+ * - timestamps are milliseconds (docs/architecture.md), so `window_time(window)` is `end - 1 ms` and its
  *   `unix_micros` ends in `999000` where Spark's ends in `999999`.
  *
  * Also kept: the two left outer join scripts of Spark 3.5's version of the suite (run there with
@@ -32,8 +32,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { F, MemoryStream, Session } from "../../../mod.ts"
 import type { DataFrame } from "../../../structured/api/DataFrame.ts"
-import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
-import type { StreamingQueryProgress } from "../../../structured/api/StreamingQueryProgress.ts"
+import type { StreamingQuery } from "../../../structured/contracts/StreamingQuery.ts"
+import type { StreamingQueryProgress } from "../../../structured/contracts/StreamingQueryProgress.ts"
 import type { SparkPlan } from "../../../structured/physical/SparkPlan.ts"
 import { children } from "../../../structured/physical/SparkPlan.ts"
 import type { StatefulContext } from "../../../structured/physical/stateful/StatefulContext.ts"

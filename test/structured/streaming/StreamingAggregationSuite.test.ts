@@ -28,8 +28,8 @@ import {
   testStream
 } from "../../../structured/testing.ts"
 import type { DataFrame } from "../../../structured/api/DataFrame.ts"
-import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
-import type { StreamingQueryProgress } from "../../../structured/api/StreamingQueryProgress.ts"
+import type { StreamingQuery } from "../../../structured/contracts/StreamingQuery.ts"
+import type { StreamingQueryProgress } from "../../../structured/contracts/StreamingQueryProgress.ts"
 import { awaitQuiescent, commitIds, providers, purgeCommits, removeDir, stateMetrics, tempDir } from "./StreamingTestKit.ts"
 
 const Ints = Schema.Int
@@ -289,7 +289,7 @@ describe("StreamingAggregationSuite", () => {
       )
 
       // Spark replaces current_timestamp() by the nondeterministic CurrentBatchTimestamp before
-      // optimizing a streaming batch, so the filter stays above the state (core/Optimizer.ts).
+      // optimizing a streaming batch, so the filter stays above the state (core/optimizer/Optimizer.ts).
       it.effect("prune results by current_time, complete mode", () =>
         Effect.gen(function* () {
           const dir = yield* tempDir()

@@ -709,7 +709,7 @@ describe("StreamingDeduplicationWithinWatermarkSuite", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
-  // DEVIATION (core/Optimizer.ts, `nodeReferences`, case "Deduplicate"): ColumnPruning treats a
+  // DEVIATION (core/optimizer/Optimizer.ts, `nodeReferences`, case "Deduplicate"): ColumnPruning treats a
   // Deduplicate as reading only its keys, so the `select("_2")` above it prunes the event-time
   // column `first` from below it and the operator dies ("dropDuplicatesWithinWatermark needs an
   // event-time column"). Spark's `DeduplicateWithinWatermark.references` also includes the

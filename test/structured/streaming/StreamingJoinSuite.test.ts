@@ -1812,7 +1812,7 @@ describe("StreamingLeftSemiJoinSuite (self join)", () => {
   // Deviation (the lead's files): Spark's optimizer infers `leftId % 2 = 0` for the left input
   // from the right input's filter through `leftId = rightId` (InferFiltersFromConstraints, then
   // PushPredicateThroughJoin) and stores only the even left rows: totals 4, 8, 9. tributary's
-  // optimizer (core/Optimizer.ts) has no constraint inference, so the odd left rows are stored
+  // optimizer (core/optimizer/Optimizer.ts) has no constraint inference, so the odd left rows are stored
   // too (totals 7, 13, 15; the answers are the same).
   it.effect.fails("self left semi join", () =>
     Effect.gen(function* () {

@@ -7,8 +7,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { Session } from "../../../mod.ts"
-import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
-import type { StreamingQueryProgress } from "../../../structured/api/StreamingQueryProgress.ts"
+import type { StreamingQuery } from "../../../structured/contracts/StreamingQuery.ts"
+import type { StreamingQueryProgress } from "../../../structured/contracts/StreamingQueryProgress.ts"
 import { AssertOnQuery, type StreamAction } from "../../../structured/testing.ts"
 
 /** The two state store providers: every key script runs with both. */

@@ -25,7 +25,7 @@ import {
   type ValueState
 } from "../../../mod.ts"
 import type { SessionShape } from "../../../structured/api/Session.ts"
-import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
+import type { StreamingQuery } from "../../../structured/contracts/StreamingQuery.ts"
 import {
   AddData,
   AdvanceClock,

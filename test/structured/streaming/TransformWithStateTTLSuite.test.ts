@@ -19,7 +19,7 @@ import {
   TTLConfig,
   type ValueState
 } from "../../../mod.ts"
-import type { StreamingQuery } from "../../../structured/api/StreamingQuery.ts"
+import type { StreamingQuery } from "../../../structured/contracts/StreamingQuery.ts"
 import {
   AddData,
   AdvanceClock,

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import * as T from "../../../../core/DataType.ts"
 import { attribute } from "../../../../core/Expression.ts"
-import { type GroupState, type GroupStateTimeout, NO_TIMESTAMP } from "../../../../structured/api/GroupState.ts"
+import { type GroupState, type GroupStateTimeout, NO_TIMESTAMP } from "../../../../structured/contracts/GroupState.ts"
 import type * as P from "../../../../structured/physical/SparkPlan.ts"
 import {
   executeFlatMapGroupsWithState,

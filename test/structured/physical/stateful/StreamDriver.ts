@@ -8,7 +8,7 @@
  */
 import { Effect, Result } from "effect"
 import { ConnectorError } from "../../../../core/Errors.ts"
-import * as Optimizer from "../../../../core/Optimizer.ts"
+import * as Optimizer from "../../../../core/optimizer/Optimizer.ts"
 import type { InternalRow } from "../../../../core/Row.ts"
 import type { OutputMode } from "../../../../core/Streaming.ts"
 import type { DataFrame } from "../../../../structured/api/DataFrame.ts"

@@ -21,7 +21,7 @@ import {
   TTLConfig,
   transformWithState,
   type ValueState
-} from "../../../../structured/api/StatefulProcessor.ts"
+} from "../../../../structured/contracts/StatefulProcessor.ts"
 import { plan } from "../../../../structured/physical/Planner.ts"
 import type * as P from "../../../../structured/physical/SparkPlan.ts"
 import type { OperatorProgress } from "../../../../structured/physical/stateful/StatefulContext.ts"

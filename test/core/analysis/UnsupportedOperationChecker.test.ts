@@ -11,15 +11,15 @@
 import { it as effectIt } from "@effect/vitest"
 import { Effect, Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { analyze } from "../../core/Analyzer.ts"
-import { emptyCatalog } from "../../core/Catalog.ts"
-import { type Column, col, lit } from "../../core/Column.ts"
-import * as T from "../../core/DataType.ts"
-import type { AnalysisError } from "../../core/Errors.ts"
-import * as E from "../../core/Expression.ts"
-import * as F from "../../core/F.ts"
-import * as P from "../../core/LogicalPlan.ts"
-import type { OutputMode } from "../../core/Streaming.ts"
+import { analyze } from "../../../core/analysis/Analyzer.ts"
+import { emptyCatalog } from "../../../core/Catalog.ts"
+import { type Column, col, lit } from "../../../core/Column.ts"
+import * as T from "../../../core/DataType.ts"
+import type { AnalysisError } from "../../../core/Errors.ts"
+import * as E from "../../../core/Expression.ts"
+import * as F from "../../../core/F.ts"
+import * as P from "../../../core/LogicalPlan.ts"
+import type { OutputMode } from "../../../core/Streaming.ts"
 import {
   checkForBatch,
   checkForContinuous,
@@ -27,9 +27,9 @@ import {
   checkStreamingQueryGlobalWatermarkLimit,
   isWatermarkInJoinKeys,
   stateValueWatermark
-} from "../../core/UnsupportedOperationChecker.ts"
-import { MemoryStream, Session } from "../../mod.ts"
-import type { DataFrame } from "../../structured/api/DataFrame.ts"
+} from "../../../core/analysis/UnsupportedOperationChecker.ts"
+import { MemoryStream, Session } from "../../../mod.ts"
+import type { DataFrame } from "../../../structured/api/DataFrame.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Plans built by hand, as Spark's suite builds them

@@ -6,25 +6,45 @@
  *
  * It does in one bottom-up pass what Catalyst's analyzer does in its rule batches:
  * `ResolveReferences` (names, qualifiers, struct fields, `*`, Spark Connect plan ids),
- * `ResolveFunctions`, `ResolveAliases`, `GlobalAggregates`, `ExtractGenerator`, `TimeWindowing`,
- * `ResolveUnion`, `WidenSetOperationTypes`, `DeduplicateRelations` (self-joins), natural/`USING`
- * joins, `ResolveMissingReferences` (sort by a dropped column), the type coercion rules of
- * `TypeCoercion.ts`, and the checks of `CheckAnalysis`.
+ * `ResolveFunctions`, `ResolveAliases`, `GlobalAggregates`, `ExtractGenerator`, `TimeWindowing`
+ * (`WindowResolution.ts`), `ResolveUnion` and `WidenSetOperationTypes` (`UnionResolution.ts`),
+ * `DeduplicateRelations` (self-joins) and natural/`USING` joins (`JoinResolution.ts`),
+ * `ResolveMissingReferences` (sort by a dropped column), the type coercion rules of
+ * `TypeCoercion.ts`, and the checks of `CheckAnalysis`. The output of a resolved plan is
+ * `PlanOutput.ts`'s.
  *
  * Expression ids the analyzer creates (aliases, generator outputs, window columns) are derived
- * from the plan node that needs them, so analyzing the same plan twice gives the same ids.
+ * from the plan node that needs them (`StableIds.ts`), so analyzing the same plan twice gives
+ * the same ids.
  *
  * @since 0.1.0
  */
 import { Result } from "effect"
-import type { AnalyzerConf, Catalog } from "./Catalog.ts"
-import * as T from "./DataType.ts"
-import { AnalysisError, suggestions } from "./Errors.ts"
-import * as E from "./Expression.ts"
-import { prettyName } from "./ExpressionName.ts"
-import { resolveAggregate } from "./functions/Aggregates.ts"
-import { lookup } from "./functions/mod.ts"
-import * as P from "./LogicalPlan.ts"
+import type { AnalyzerConf, Catalog } from "../Catalog.ts"
+import * as T from "../DataType.ts"
+import { AnalysisError, suggestions } from "../Errors.ts"
+import * as E from "../Expression.ts"
+import { prettyName } from "../ExpressionName.ts"
+import { resolveAggregate } from "../functions/Aggregates.ts"
+import { lookup } from "../functions/mod.ts"
+import * as P from "../LogicalPlan.ts"
+import { resolveJoin } from "./JoinResolution.ts"
+import { output } from "./PlanOutput.ts"
+import {
+  type Allow,
+  collect,
+  hasAggregate,
+  hasGenerator,
+  isAggregateFn,
+  isExplode,
+  NOTHING,
+  type Resolver,
+  type Scope,
+  semanticKey
+} from "./Resolver.ts"
+import { stableExprId, stablePlanId } from "./StableIds.ts"
+import { resolveUnion } from "./UnionResolution.ts"
+import { extractTimeWindow, typeSessionWindow } from "./WindowResolution.ts"
 import {
   AnalysisFailure,
   checkCast,
@@ -37,12 +57,8 @@ import {
   fail,
   failClass,
   failMismatch,
-  findWiderCommonType,
-  findWiderTypeForTwo,
   implicitCast,
   isOrderable,
-  nullableOf,
-  ordinalNumber,
   quoteIdentifier,
   sameName,
   toPrettySQL,
@@ -52,300 +68,12 @@ import {
 } from "./TypeCoercion.ts"
 
 // ---------------------------------------------------------------------------------------------
-// Stable ids
-// ---------------------------------------------------------------------------------------------
-
-const exprIdCache = new WeakMap<object, Map<string, number>>()
-const planIdCache = new WeakMap<object, Map<string, number>>()
-
-/** An expression id owned by `owner` under `key`: the same on every analysis of the same plan. */
-const stableExprId = (owner: object, key: string): number => {
-  let m = exprIdCache.get(owner)
-  if (m === undefined) {
-    m = new Map()
-    exprIdCache.set(owner, m)
-  }
-  let id = m.get(key)
-  if (id === undefined) {
-    id = E.newExprId()
-    m.set(key, id)
-  }
-  return id
-}
-
-const stablePlanId = (owner: object, key: string): number => {
-  let m = planIdCache.get(owner)
-  if (m === undefined) {
-    m = new Map()
-    planIdCache.set(owner, m)
-  }
-  let id = m.get(key)
-  if (id === undefined) {
-    id = P.newPlanId()
-    m.set(key, id)
-  }
-  return id
-}
-
-// ---------------------------------------------------------------------------------------------
-// Output of resolved plans
-// ---------------------------------------------------------------------------------------------
-
-const attrOfExprCache = new WeakMap<object, E.AttributeReference>()
-
-/**
- * The watermark delay an expression's value carries: an event-time column's, and (Spark's
- * `ResolveWindowTime`) `window_time` of a watermarked window column's.
- */
-const eventTimeDelayOf = (e: E.Expression): number | undefined => {
-  if (e._tag === "AttributeReference") return e.eventTimeDelayMs
-  if (e._tag === "ScalarFunction" && e.name === "window_time" && e.args.length === 1) {
-    const a = e.args[0]
-    return a._tag === "AttributeReference" ? a.eventTimeDelayMs : undefined
-  }
-  return undefined
-}
-
-/**
- * The attribute a named expression of a resolved project or aggregate list produces: an
- * attribute is itself, an alias becomes an attribute with the alias's name and `exprId`. An alias
- * of an attribute (or of `window_time` of a window column) keeps its event-time watermark delay,
- * as Spark's `Alias.metadata` does.
- *
- * @since 0.1.0
- */
-export const toAttribute = (e: E.Expression): E.AttributeReference => {
-  if (e._tag === "AttributeReference") return e
-  const cached = attrOfExprCache.get(e)
-  if (cached !== undefined) return cached
-  let a: E.AttributeReference
-  if (e._tag === "Alias") {
-    const delay = eventTimeDelayOf(e.child)
-    a = {
-      _tag: "AttributeReference",
-      name: e.name,
-      dataType: safeType(e.child),
-      nullable: safeNullable(e.child),
-      exprId: e.exprId,
-      qualifier: [],
-      ...(delay === undefined ? {} : { eventTimeDelayMs: delay })
-    }
-  } else {
-    // Not expected in a resolved plan; give it a stable identity rather than failing.
-    a = {
-      _tag: "AttributeReference",
-      name: prettyName(e),
-      dataType: safeType(e),
-      nullable: true,
-      exprId: stableExprId(e, "attr"),
-      qualifier: []
-    }
-  }
-  attrOfExprCache.set(e, a)
-  return a
-}
-
-const safeType = (e: E.Expression): T.DataType => {
-  try {
-    return dataTypeOf(e)
-  } catch {
-    return T.NullType
-  }
-}
-
-const safeNullable = (e: E.Expression): boolean => {
-  try {
-    return nullableOf(e)
-  } catch {
-    return true
-  }
-}
-
-const withNullability = (a: E.AttributeReference, nullable: boolean): E.AttributeReference =>
-  a.nullable === nullable ? a : { ...a, nullable }
-
-const outputCache = new WeakMap<P.LogicalPlan, ReadonlyArray<E.AttributeReference>>()
-
-/**
- * The output attributes of a resolved plan, in order (Spark's `LogicalPlan.output`).
- *
- * @example
- * ```ts
- * import * as T from "./DataType.ts"
- * import { attribute } from "./Expression.ts"
- * const a = attribute("a", T.IntegerType)
- * output({ _tag: "LocalRelation", planId: 1, output: [a], rows: [], isStreaming: false }) // [a]
- * ```
- * @since 0.1.0
- */
-export const output = (plan: P.LogicalPlan): ReadonlyArray<E.AttributeReference> => {
-  const cached = outputCache.get(plan)
-  if (cached !== undefined) return cached
-  const out = computeOutput(plan)
-  outputCache.set(plan, out)
-  return out
-}
-
-const computeOutput = (p: P.LogicalPlan): ReadonlyArray<E.AttributeReference> => {
-  switch (p._tag) {
-    case "LocalRelation":
-    case "DataSourceRelation":
-    case "StreamingRelation":
-    case "MapElements":
-    case "TransformWithState":
-    case "FlatMapGroupsWithState":
-      return p.output
-    case "Project":
-      return p.projectList.map(toAttribute)
-    case "Aggregate":
-      return p.aggregateExpressions.map(toAttribute)
-    case "Filter":
-    case "Sort":
-    case "Limit":
-    case "Distinct":
-    case "Deduplicate":
-    case "TypedFilter":
-    case "WithColumns":
-    case "WithColumnsRenamed":
-    case "Drop":
-      return output(p.child)
-    case "Generate":
-      return [...output(p.child), ...p.generatorOutput]
-    case "EventTimeWatermark": {
-      // Spark's EventTimeWatermark.output: the event-time column carries the delay; any older
-      // watermark on another column is dropped
-      const id = p.eventTime._tag === "AttributeReference" ? p.eventTime.exprId : undefined
-      return output(p.child).map((a) => {
-        if (a.exprId === id) return a.eventTimeDelayMs === p.delayMs ? a : { ...a, eventTimeDelayMs: p.delayMs }
-        if (a.eventTimeDelayMs !== undefined) {
-          const { eventTimeDelayMs: _, ...rest } = a
-          return rest
-        }
-        return a
-      })
-    }
-    case "SubqueryAlias":
-      return output(p.child).map((a) => ({ ...a, qualifier: [p.alias] }))
-    case "Join": {
-      const l = output(p.left)
-      const r = output(p.right)
-      switch (p.joinType) {
-        case "inner":
-        case "cross":
-          return [...l, ...r]
-        case "left_outer":
-          return [...l, ...r.map((a) => withNullability(a, true))]
-        case "right_outer":
-          return [...l.map((a) => withNullability(a, true)), ...r]
-        case "full_outer":
-          return [...l.map((a) => withNullability(a, true)), ...r.map((a) => withNullability(a, true))]
-        case "left_semi":
-        case "left_anti":
-          return l
-      }
-    }
-    case "Union": {
-      const outs = p.children.map(output)
-      const first = outs[0] ?? []
-      return first.map((a, i) =>
-        withNullability(
-          a,
-          outs.some((o) => o[i]?.nullable === true)
-        )
-      )
-    }
-  }
-}
-
-/**
- * The schema of a resolved plan.
- *
- * @since 0.1.0
- */
-export const schemaOf = (plan: P.LogicalPlan): T.StructType =>
-  T.struct(output(plan).map((a) => T.field(a.name, a.dataType, a.nullable)))
-
-// ---------------------------------------------------------------------------------------------
 // Expression helpers
 // ---------------------------------------------------------------------------------------------
 
 /** Spark's `UnresolvedAttribute.name`: parts joined by dots, a part with a dot backquoted. */
 const attributeName = (parts: ReadonlyArray<string>): string =>
   parts.map((p) => (p.includes(".") ? quoteIdentifier(p) : p)).join(".")
-
-const jsonValue = (v: unknown): string => {
-  if (v === null || v === undefined) return "null"
-  if (v instanceof Uint8Array) return `b[${Array.from(v).join(",")}]`
-  if (v instanceof Map) return `m[${[...v].map(([k, x]) => `${jsonValue(k)}:${jsonValue(x)}`).join(",")}]`
-  if (Array.isArray(v)) return `[${v.map(jsonValue).join(",")}]`
-  if (typeof v === "number") return Object.is(v, -0) ? "-0" : String(v)
-  return JSON.stringify(v) ?? String(v)
-}
-
-/**
- * A key equal for semantically equal resolved expressions (Spark's `semanticEquals`, without the
- * reordering of commutative operators): attributes by `exprId`, aliases by their child.
- */
-export const semanticKey = (e: E.Expression): string => {
-  switch (e._tag) {
-    case "AttributeReference":
-      return `#${e.exprId}`
-    case "Alias":
-      return semanticKey(e.child)
-    case "Literal":
-      return `lit(${T.simpleString(e.dataType)}:${jsonValue(e.value)})`
-    case "Cast":
-      return `cast(${semanticKey(e.child)} as ${T.simpleString(e.to)})`
-    case "UnresolvedAttribute":
-      return `'${e.nameParts.join(".")}@${e.planId ?? ""}`
-    case "UnresolvedStar":
-      return `*${(e.target ?? []).join(".")}`
-    case "UnaryExpression":
-      return `${e.op}(${semanticKey(e.child)})`
-    case "BinaryExpression":
-      return `(${semanticKey(e.left)} ${e.op} ${semanticKey(e.right)})`
-    case "In":
-      return `in(${semanticKey(e.child)};${e.list.map(semanticKey).join(",")})`
-    case "CaseWhen":
-      return `case(${e.branches.map(([c, v]) => `${semanticKey(c)}=>${semanticKey(v)}`).join(";")};${e.otherwise === undefined ? "" : semanticKey(e.otherwise)})`
-    case "GetField":
-      return `${semanticKey(e.child)}.${e.ordinal ?? e.field}`
-    case "ScalarFunction":
-      return `${e.name.toLowerCase()}(${e.args.map(semanticKey).join(",")})`
-    case "AggregateFunction":
-      return `agg:${e.name}(${e.distinct ? "distinct " : ""}${e.args.map(semanticKey).join(",")};${e.options.ignoreNulls ?? ""};${e.options.rsd ?? ""})`
-    case "TimeWindow":
-      return `window(${semanticKey(e.timeColumn)},${e.windowMs},${e.slideMs},${e.startMs})`
-    case "SessionWindow":
-      return `session_window(${semanticKey(e.timeColumn)},${semanticKey(e.gap)})`
-    case "Explode":
-      return `explode(${semanticKey(e.child)},${e.outer},${e.position})`
-    case "CurrentTimestamp":
-      return "current_timestamp()"
-    case "SortOrder":
-      return `${semanticKey(e.child)} ${e.direction} ${e.nullOrdering}`
-    case "InvalidExpression":
-      return `invalid(${e.message})`
-  }
-}
-
-const collect = <A extends E.Expression>(e: E.Expression, p: (x: E.Expression) => x is A): Array<A> => {
-  const out: Array<A> = []
-  const walk = (x: E.Expression): void => {
-    if (p(x)) out.push(x)
-    for (const c of E.children(x)) walk(c)
-  }
-  walk(e)
-  return out
-}
-
-const isTimeWindow = (e: E.Expression): e is E.TimeWindow => e._tag === "TimeWindow"
-const isSessionWindow = (e: E.Expression): e is E.SessionWindow => e._tag === "SessionWindow"
-const isAggregateFn = (e: E.Expression): e is E.AggregateFunction => e._tag === "AggregateFunction"
-const isExplode = (e: E.Expression): e is E.Explode => e._tag === "Explode"
-
-const hasAggregate = (e: E.Expression): boolean => E.exists(e, (x) => x._tag === "AggregateFunction")
-const hasGenerator = (e: E.Expression): boolean => E.exists(e, (x) => x._tag === "Explode")
 
 /**
  * Spark 4's `UNRESOLVED_COLUMN` error (error-conditions.json: "A column, variable, or function
@@ -385,22 +113,8 @@ const nodeName = (p: P.LogicalPlan): string => {
 // The analyzer
 // ---------------------------------------------------------------------------------------------
 
-interface Scope {
-  /** What names resolve against (the children's output). */
-  readonly input: ReadonlyArray<E.AttributeReference>
-  /** The resolved children, searched for Spark Connect plan ids. */
-  readonly children: ReadonlyArray<P.LogicalPlan>
-}
 
-/** What a typed expression may contain where it stands. */
-interface Allow {
-  readonly aggregates: boolean
-  readonly sessionWindow: boolean
-}
-
-const NOTHING: Allow = { aggregates: false, sessionWindow: false }
-
-class Analyzer {
+class Analyzer implements Resolver {
   readonly conf: AnalyzerConf
 
   constructor(conf: AnalyzerConf) {
@@ -409,7 +123,7 @@ class Analyzer {
 
   // ----- names -------------------------------------------------------------------------------
 
-  private eq(a: string, b: string): boolean {
+  eq(a: string, b: string): boolean {
     return sameName(a, b, this.conf.caseSensitive)
   }
 
@@ -600,7 +314,7 @@ class Analyzer {
    * Resolves column references (names, plan ids, struct fields) in `e`. At the top level of a
    * project or aggregate list (`aliasOwner` given) a struct field access gets Spark's alias.
    */
-  private resolveRefs(e: E.Expression, scope: Scope, aliasOwner?: { owner: object; key: string }): E.Expression {
+  resolveRefs(e: E.Expression, scope: Scope, aliasOwner?: { owner: object; key: string }): E.Expression {
     switch (e._tag) {
       case "UnresolvedAttribute": {
         if (e.planId !== undefined) return this.resolveByPlanId(e, scope, aliasOwner)
@@ -739,7 +453,7 @@ class Analyzer {
   // ----- pass 2: types -----------------------------------------------------------------------
 
   /** Types a reference-resolved expression bottom-up: functions, coercion, checks. */
-  private typeExpr(e: E.Expression, allow: Allow, insideAggregate = false): E.Expression {
+  typeExpr(e: E.Expression, allow: Allow, insideAggregate = false): E.Expression {
     switch (e._tag) {
       case "AttributeReference":
       case "Literal":
@@ -829,7 +543,7 @@ class Analyzer {
             "session_window is only supported as a grouping expression of an aggregation (groupBy(session_window(...)))."
           )
         }
-        return this.typeSessionWindow(e)
+        return typeSessionWindow(this, e)
       }
       case "Explode": {
         const child = this.typeExpr(e.child, allow, insideAggregate)
@@ -860,7 +574,7 @@ class Analyzer {
     return fail(reason, cls, message)
   }
 
-  private resolveScalar(e: E.ScalarFunction, args: ReadonlyArray<E.Expression>): E.Expression {
+  resolveScalar(e: E.ScalarFunction, args: ReadonlyArray<E.Expression>): E.Expression {
     const def = lookup(e.name)
     if (def === undefined) {
       return failClass(
@@ -900,150 +614,9 @@ class Analyzer {
     return this.resolveScalar(call, call.args)
   }
 
-  /** Types a time column: timestamps as they are, dates and strings cast (Spark's implicit cast to `AnyTimestampType`). */
-  private typeTimeColumn(tc: E.Expression, sqlOfCall: string, allowStruct: boolean): E.Expression {
-    const typed = this.typeExpr(tc, NOTHING)
-    const t = dataTypeOf(typed)
-    if (t._tag === "timestamp") return typed
-    if (t._tag === "date" || t._tag === "string" || t._tag === "null") return implicitCast(typed, T.TimestampType)
-    if (
-      allowStruct &&
-      t._tag === "struct" &&
-      t.fields.length === 2 &&
-      t.fields[0].dataType._tag === "timestamp" &&
-      t.fields[1].dataType._tag === "timestamp"
-    ) {
-      // Spark: a window column as time column means its window_time (end minus one microsecond)
-      const wt: E.ScalarFunction = { _tag: "ScalarFunction", name: "window_time", args: [typed], dataType: undefined }
-      return this.resolveScalar(wt, wt.args)
-    }
-    return failClass(
-      "DataTypeMismatch",
-      "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
-      `Cannot resolve "${sqlOfCall}" due to data type mismatch: The first parameter requires the ("(TIMESTAMP OR TIMESTAMP WITHOUT TIME ZONE)" or "STRUCT<start: TIMESTAMP, end: TIMESTAMP>" or "STRUCT<start: TIMESTAMP_NTZ, end: TIMESTAMP_NTZ>") type, however ${toSQLExpr(typed)} has the type ${toSQLType(t)}.`
-    )
-  }
 
-  private typeSessionWindow(e: E.SessionWindow): E.SessionWindow {
-    const sql = `session_window(${toPrettySQL(e.timeColumn)}, ${toPrettySQL(e.gap)})`
-    const timeColumn = this.typeTimeColumn(e.timeColumn, sql, true)
-    const gap = this.typeExpr(e.gap, NOTHING)
-    const gt = dataTypeOf(gap)
-    // F.session_window builds a literal number of milliseconds (a double past 2^31 ms)
-    if (T.isNumeric(gt)) {
-      if (gap._tag === "Literal" && typeof gap.value === "number" && Number.isNaN(gap.value)) {
-        return fail(
-          "InvalidArgument",
-          undefined,
-          "The provided session window gap duration is not a valid interval string."
-        )
-      }
-    } else if (gt._tag !== "string" && gt._tag !== "calendarInterval") {
-      return failClass(
-        "DataTypeMismatch",
-        "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
-        `Cannot resolve "${sql}" due to data type mismatch: The second parameter requires the ("INTERVAL" or "STRING") type, however ${toSQLExpr(gap)} has the type ${toSQLType(gt)}.`
-      )
-    }
-    return timeColumn === e.timeColumn && gap === e.gap ? e : { ...e, timeColumn, gap }
-  }
 
-  // ----- windows -----------------------------------------------------------------------------
 
-  /**
-   * Spark's `TimeWindowing`: a `window(...)` in an operator's expressions becomes a `Generate`
-   * below the operator producing the `window` column, and the expressions refer to that column.
-   * At most one time or session window per operator.
-   */
-  private extractTimeWindow(
-    exprs: ReadonlyArray<E.Expression>,
-    child: P.LogicalPlan,
-    owner: object
-  ): { readonly exprs: ReadonlyArray<E.Expression>; readonly child: P.LogicalPlan } {
-    const windows = new Map<string, E.TimeWindow>()
-    const sessions = new Set<string>()
-    for (const e of exprs) {
-      for (const w of collect(e, isTimeWindow)) windows.set(semanticKey(w), w)
-      for (const s of collect(e, isSessionWindow)) sessions.add(semanticKey(s))
-    }
-    if (windows.size + sessions.size > 1) {
-      return failClass(
-        "UnsupportedOperation",
-        "_LEGACY_ERROR_TEMP_1205",
-        "Multiple time/session window expressions would result in a cartesian product of rows, therefore they are currently not supported."
-      )
-    }
-    if (windows.size === 0) return { exprs, child }
-    const [key, w] = [...windows][0]
-    const sql = `window(${toPrettySQL(w.timeColumn)}, ${w.windowMs * 1000}, ${w.slideMs * 1000}, ${w.startMs * 1000})`
-    const timeColumn = this.typeTimeColumn(w.timeColumn, sql, true)
-    this.checkWindowDurations(w, sql)
-    const delay = eventTimeDelayOf(timeColumn)
-    const attr: E.AttributeReference = {
-      _tag: "AttributeReference",
-      name: "window",
-      dataType: T.WindowType,
-      nullable: true,
-      exprId: stableExprId(owner, `window:${key}`),
-      qualifier: [],
-      // Spark copies the time column's metadata (its watermark) onto the window column
-      ...(delay === undefined ? {} : { eventTimeDelayMs: delay })
-    }
-    const generate: P.Generate = {
-      _tag: "Generate",
-      planId: stablePlanId(owner, `window:${key}`),
-      generator: { ...w, timeColumn },
-      generatorOutput: [attr],
-      child
-    }
-    const replace = (e: E.Expression): E.Expression =>
-      E.transformDown(e, (x) => (x._tag === "TimeWindow" && semanticKey(x) === key ? attr : x))
-    return { exprs: exprs.map(replace), child: generate }
-  }
-
-  /** `TimeWindow.checkInputDataTypes`: the duration checks, values in microseconds as Spark prints them. */
-  private checkWindowDurations(w: E.TimeWindow, sql: string): void {
-    if (!Number.isFinite(w.windowMs) || !Number.isFinite(w.slideMs) || !Number.isFinite(w.startMs)) {
-      fail(
-        "InvalidArgument",
-        undefined,
-        `The provided interval of ${sql.replace(/NaN/g, "?")} did not correspond to a valid interval string.`
-      )
-    }
-    const win = w.windowMs * 1000
-    const slide = w.slideMs * 1000
-    const start = w.startMs * 1000
-    const mismatch = (sub: string, text: string): never =>
-      failClass(
-        "DataTypeMismatch",
-        `DATATYPE_MISMATCH.${sub}`,
-        `Cannot resolve "${sql}" due to data type mismatch: ${text}`
-      )
-    if (win <= 0) {
-      mismatch(
-        "VALUE_OUT_OF_RANGE",
-        `The ${toSQLId("window_duration")} must be between (0, 9223372036854775807] (current value = ${win}L).`
-      )
-    }
-    if (slide <= 0) {
-      mismatch(
-        "VALUE_OUT_OF_RANGE",
-        `The ${toSQLId("slide_duration")} must be between (0, 9223372036854775807] (current value = ${slide}L).`
-      )
-    }
-    if (slide > win) {
-      mismatch(
-        "PARAMETER_CONSTRAINT_VIOLATION",
-        `The ${toSQLId("slide_duration")}(${slide}L) must be <= the ${toSQLId("window_duration")}(${win}L).`
-      )
-    }
-    if (Math.abs(start) >= slide) {
-      mismatch(
-        "PARAMETER_CONSTRAINT_VIOLATION",
-        `The ${toSQLId("abs(start_time)")}(${Math.abs(start)}L) must be < the ${toSQLId("slide_duration")}(${slide}L).`
-      )
-    }
-  }
 
   // ----- plans -------------------------------------------------------------------------------
 
@@ -1060,7 +633,7 @@ class Analyzer {
       case "Aggregate":
         return this.resolveAggregate(p, this.resolve(p.child), p)
       case "Join":
-        return this.resolveJoin(p)
+        return resolveJoin(this, p)
       case "Sort":
         return this.resolveSort(p)
       case "Limit": {
@@ -1097,7 +670,7 @@ class Analyzer {
         return child === p.child && initialState === p.initialState ? p : { ...p, child, initialState }
       }
       case "Union":
-        return this.resolveUnion(p)
+        return resolveUnion(this, p)
       case "Generate":
         return this.resolveGenerate(p)
       case "WithColumns":
@@ -1111,7 +684,7 @@ class Analyzer {
     }
   }
 
-  private scopeOf(children: ReadonlyArray<P.LogicalPlan>): Scope {
+  scopeOf(children: ReadonlyArray<P.LogicalPlan>): Scope {
     return { input: children.flatMap(output), children }
   }
 
@@ -1151,7 +724,7 @@ class Analyzer {
           .join(", ")}.`
       )
     }
-    const windowed = this.extractTimeWindow(named, child, owner)
+    const windowed = extractTimeWindow(this, named, child, owner)
     let below = windowed.child
     let items = windowed.exprs
     if (generators.length === 1) {
@@ -1242,7 +815,7 @@ class Analyzer {
         `The WHERE condition ${toSQLExpr(cond)} contains invalid expressions: ${invalid.map((x) => toPrettySQL(x)).join(", ")}.\nRewrite the query to avoid window functions, aggregate functions, and generator functions in the WHERE clause.`
       )
     }
-    const windowed = this.extractTimeWindow([cond], child, p)
+    const windowed = extractTimeWindow(this, [cond], child, p)
     const typed = this.typeExpr(windowed.exprs[0], NOTHING)
     const t = dataTypeOf(typed)
     if (t._tag !== "boolean") {
@@ -1282,7 +855,7 @@ class Analyzer {
         )
       }
     }
-    const windowed = this.extractTimeWindow([...grouping, ...named], child, owner)
+    const windowed = extractTimeWindow(this, [...grouping, ...named], child, owner)
     const g2 = windowed.exprs.slice(0, grouping.length)
     const n2 = windowed.exprs.slice(grouping.length)
     const groupAllow: Allow = { aggregates: false, sessionWindow: true }
@@ -1382,7 +955,7 @@ class Analyzer {
       }
       if (hasGenerator(o)) this.failGeneratorOutsideSelect(p)
     }
-    const windowed = this.extractTimeWindow(orders, newChild, p)
+    const windowed = extractTimeWindow(this, orders, newChild, p)
     const typed = windowed.exprs.map((o) => {
       const t = this.typeExpr(o, NOTHING)
       const so: E.SortOrder =
@@ -1402,282 +975,10 @@ class Analyzer {
     return { _tag: "Project", planId: stablePlanId(p, "restore"), projectList: restore, child: sort }
   }
 
-  private resolveJoin(p: P.Join): P.LogicalPlan {
-    const left = this.resolve(p.left)
-    const right = this.dedupRight(left, this.resolve(p.right), p)
-    const lo = output(left)
-    const ro = output(right)
-    const scope = this.scopeOf([left, right])
-    let condition: E.Expression | undefined
-    if (p.condition !== undefined) {
-      const c = this.resolveRefs(p.condition, scope)
-      if (hasAggregate(c) || hasGenerator(c)) {
-        return failClass(
-          "InvalidPlan",
-          "UNSUPPORTED_EXPR_FOR_OPERATOR",
-          `A query operator contains one or more unsupported expressions.\nConsider to rewrite it to avoid window functions, aggregate functions, and generator functions in the WHERE clause.\nInvalid expressions: [${[...collect(c, isAggregateFn), ...collect(c, isExplode)].map(toPrettySQL).join(", ")}]`
-        )
-      }
-      condition = this.typeExpr(c, NOTHING)
-    }
-    if (p.usingColumns === undefined) {
-      if (condition !== undefined) this.checkJoinCondition(condition)
-      return { ...p, left, right, condition }
-    }
-    // Spark's USING join: key equalities plus a projection with one column per key
-    const find = (side: ReadonlyArray<E.AttributeReference>, plan: P.LogicalPlan, key: string, sideName: string) =>
-      side.find((a) => this.eq(a.name, key)) ??
-      failClass(
-        "UnresolvedColumn",
-        "UNRESOLVED_USING_COLUMN_FOR_JOIN",
-        `USING column ${toSQLId(key)} cannot be resolved on the ${sideName} side of the join. The ${sideName}-side columns: [${output(
-          plan
-        )
-          .map((a) => a.name)
-          .sort()
-          .map((n) => toSQLId(n))
-          .join(", ")}].`
-      )
-    const leftKeys = p.usingColumns.map((k) => find(lo, left, k, "left"))
-    const rightKeys = p.usingColumns.map((k) => find(ro, right, k, "right"))
-    const equalities = leftKeys.map((l, i) =>
-      coerceBinary({ _tag: "BinaryExpression", op: "=", left: l, right: rightKeys[i] })
-    )
-    const all = condition === undefined ? equalities : [condition, ...equalities]
-    const joinCond = all.reduce((a, b) => ({ _tag: "BinaryExpression", op: "and", left: a, right: b }))
-    this.checkJoinCondition(joinCond)
-    const join: P.Join = { ...p, left, right, condition: joinCond, usingColumns: undefined }
-    const lKeys = new Set(leftKeys.map((a) => a.exprId))
-    const rKeys = new Set(rightKeys.map((a) => a.exprId))
-    const lUnique = lo.filter((a) => !lKeys.has(a.exprId))
-    const rUnique = ro.filter((a) => !rKeys.has(a.exprId))
-    const nullable = (a: E.AttributeReference) => withNullability(a, true)
-    let list: ReadonlyArray<E.Expression>
-    switch (p.joinType) {
-      case "inner":
-      case "cross":
-        list = [...leftKeys, ...lUnique, ...rUnique]
-        break
-      case "left_outer":
-        list = [...leftKeys, ...lUnique, ...rUnique.map(nullable)]
-        break
-      case "left_semi":
-      case "left_anti":
-        list = [...leftKeys, ...lUnique]
-        break
-      case "right_outer":
-        list = [...rightKeys, ...lUnique.map(nullable), ...rUnique]
-        break
-      case "full_outer": {
-        const keys = leftKeys.map((l, i): E.Expression => {
-          const args = [nullable(l), nullable(rightKeys[i])]
-          const call: E.ScalarFunction = { _tag: "ScalarFunction", name: "coalesce", args, dataType: undefined }
-          const child: E.Expression =
-            lookup("coalesce") !== undefined
-              ? this.resolveScalar(call, args)
-              : coerceCaseWhen({
-                  _tag: "CaseWhen",
-                  branches: [[{ _tag: "UnaryExpression", op: "isNotNull", child: args[0] }, args[0]]],
-                  otherwise: args[1]
-                })
-          return { _tag: "Alias", child, name: l.name, exprId: stableExprId(p, `using:${i}`) }
-        })
-        list = [...keys, ...lUnique.map(nullable), ...rUnique.map(nullable)]
-        break
-      }
-    }
-    return { _tag: "Project", planId: p.planId, projectList: list, child: join }
-  }
 
-  private checkJoinCondition(c: E.Expression): void {
-    const t = dataTypeOf(c)
-    if (t._tag !== "boolean") {
-      failClass(
-        "DataTypeMismatch",
-        "JOIN_CONDITION_IS_NOT_BOOLEAN_TYPE",
-        `The join condition ${toSQLExpr(c)} has the invalid type ${toSQLType(t)}, expected "BOOLEAN".`
-      )
-    }
-  }
 
-  /**
-   * Spark's `DeduplicateRelations`: when both sides of a join produce the same attributes (a
-   * self-join), the right side is re-instantiated with new expression ids.
-   */
-  private dedupRight(left: P.LogicalPlan, right: P.LogicalPlan, owner: object): P.LogicalPlan {
-    const leftIds = new Set(output(left).map((a) => a.exprId))
-    if (!output(right).some((a) => leftIds.has(a.exprId))) return right
-    const map = new Map<number, number>()
-    const fresh = (id: number): number => {
-      let n = map.get(id)
-      if (n === undefined) {
-        n = stableExprId(owner, `dedup:${id}`)
-        map.set(id, n)
-      }
-      return n
-    }
-    const renew = (a: E.AttributeReference): E.AttributeReference => ({ ...a, exprId: fresh(a.exprId) })
-    const rewrite = (e: E.Expression): E.Expression =>
-      E.transformUp(e, (x) => {
-        if (x._tag === "AttributeReference") {
-          const n = map.get(x.exprId)
-          return n === undefined ? x : { ...x, exprId: n }
-        }
-        return x
-      })
-    const renewAliases = (list: ReadonlyArray<E.Expression>): ReadonlyArray<E.Expression> =>
-      list.map((e) => {
-        const r = rewrite(e)
-        return r._tag === "Alias" ? { ...r, exprId: fresh(r.exprId) } : r
-      })
-    return P.transformUp(right, (p): P.LogicalPlan => {
-      switch (p._tag) {
-        case "LocalRelation":
-        case "DataSourceRelation":
-        case "StreamingRelation":
-          return { ...p, output: p.output.map(renew) }
-        case "MapElements":
-        case "TransformWithState":
-        case "FlatMapGroupsWithState":
-          return { ...p, output: p.output.map(renew) }
-        case "Generate":
-          return { ...p, generator: rewrite(p.generator), generatorOutput: p.generatorOutput.map(renew) }
-        case "Project":
-          return { ...p, projectList: renewAliases(p.projectList) }
-        case "Aggregate":
-          return {
-            ...p,
-            groupingExpressions: p.groupingExpressions.map(rewrite),
-            aggregateExpressions: renewAliases(p.aggregateExpressions)
-          }
-        case "Filter":
-          return { ...p, condition: rewrite(p.condition) }
-        case "Join":
-          return { ...p, condition: p.condition === undefined ? undefined : rewrite(p.condition) }
-        case "Sort":
-          return { ...p, order: p.order.map((o) => rewrite(o) as E.SortOrder) }
-        case "Deduplicate":
-          return {
-            ...p,
-            keys: p.keys === undefined ? undefined : p.keys.map((k) => rewrite(k) as E.AttributeReference)
-          }
-        case "EventTimeWatermark":
-          return { ...p, eventTime: rewrite(p.eventTime) }
-        case "Limit":
-        case "Distinct":
-        case "Union":
-        case "TypedFilter":
-        case "SubqueryAlias":
-        case "WithColumns":
-        case "WithColumnsRenamed":
-        case "Drop":
-          return p
-      }
-    })
-  }
 
-  private resolveUnion(p: P.Union): P.LogicalPlan {
-    let children = p.children.map((c) => this.resolve(c))
-    if (children.length === 0) return p
-    if (p.byName) children = this.unionByName(children, p)
-    const first = output(children[0])
-    children.slice(1).forEach((c, ti) => {
-      const n = output(c).length
-      if (n !== first.length) {
-        failClass(
-          "InvalidPlan",
-          "NUM_COLUMNS_MISMATCH",
-          `UNION can only be performed on inputs with the same number of columns, but the first input has ${first.length} columns and the ${ordinalNumber(ti + 1)} input has ${n} columns.`
-        )
-      }
-    })
-    // WidenSetOperationTypes + CheckAnalysis
-    const outs = children.map(output)
-    const needsWidening = first.some((_, i) => outs.some((o) => !T.sameType(o[i].dataType, first[i].dataType)))
-    if (!needsWidening) return { ...p, children, byName: p.byName, allowMissingColumns: p.allowMissingColumns }
-    const targets = first.map((_, i) =>
-      findWiderCommonType(
-        outs.map((o) => o[i].dataType),
-        this.conf.caseSensitive
-      )
-    )
-    if (targets.some((t) => t === undefined)) {
-      outs.slice(1).forEach((o, ti) => {
-        o.forEach((a, ci) => {
-          if (findWiderTypeForTwo(a.dataType, first[ci].dataType, this.conf.caseSensitive) === undefined) {
-            failClass(
-              "DataTypeMismatch",
-              "INCOMPATIBLE_COLUMN_TYPE",
-              `UNION can only be performed on tables with compatible column types. The ${ordinalNumber(ci)} column of the ${ordinalNumber(ti + 1)} table is ${toSQLType(a.dataType)} type which is not compatible with ${toSQLType(first[ci].dataType)} at the same column of the first table..`
-            )
-          }
-        })
-      })
-      // Every pair widens but not all together: report the first column that does not
-      const ci = targets.indexOf(undefined)
-      return failClass(
-        "DataTypeMismatch",
-        "INCOMPATIBLE_COLUMN_TYPE",
-        `UNION can only be performed on tables with compatible column types. The ${ordinalNumber(ci)} column of the second table is ${toSQLType(outs[1][ci].dataType)} type which is not compatible with ${toSQLType(first[ci].dataType)} at the same column of the first table..`
-      )
-    }
-    const widened = children.map((c, ci): P.LogicalPlan => {
-      const list = output(c).map((a, i): E.Expression => {
-        const t = targets[i] as T.DataType
-        return equalsType(a.dataType, t)
-          ? a
-          : { _tag: "Alias", child: implicitCast(a, t), name: a.name, exprId: stableExprId(p, `widen:${ci}:${i}`) }
-      })
-      return { _tag: "Project", planId: stablePlanId(p, `widen:${ci}`), projectList: list, child: c }
-    })
-    return { ...p, children: widened }
-  }
 
-  /** Spark's `ResolveUnion` for `unionByName`: every child reordered to the first child's names. */
-  private unionByName(children: ReadonlyArray<P.LogicalPlan>, p: P.Union): Array<P.LogicalPlan> {
-    const first = output(children[0])
-    // With allowMissingColumns the result has the first child's columns, then new ones in order of appearance
-    const names: Array<{ name: string; dataType: T.DataType }> = first.map((a) => ({
-      name: a.name,
-      dataType: a.dataType
-    }))
-    if (p.allowMissingColumns) {
-      for (const c of children.slice(1)) {
-        for (const a of output(c)) {
-          if (!names.some((n) => this.eq(n.name, a.name))) names.push({ name: a.name, dataType: a.dataType })
-        }
-      }
-    }
-    return children.map((c, ci): P.LogicalPlan => {
-      const out = output(c)
-      const list: Array<E.Expression> = names.map((n, i) => {
-        const found = out.find((a) => this.eq(a.name, n.name))
-        if (found !== undefined) return found
-        if (!p.allowMissingColumns) {
-          return failClass(
-            "UnresolvedColumn",
-            "_LEGACY_ERROR_TEMP_1201",
-            `Cannot resolve column name "${n.name}" among (${out.map((a) => a.name).join(", ")}).`
-          )
-        }
-        return {
-          _tag: "Alias",
-          child: E.literal(null, n.dataType),
-          name: n.name,
-          exprId: stableExprId(p, `byname:${ci}:${i}`)
-        }
-      })
-      if (!p.allowMissingColumns && out.length !== names.length) {
-        failClass(
-          "InvalidPlan",
-          "NUM_COLUMNS_MISMATCH",
-          `UNION can only be performed on inputs with the same number of columns, but the first input has ${names.length} columns and the ${ordinalNumber(ci)} input has ${out.length} columns.`
-        )
-      }
-      const same = list.length === out.length && list.every((e, i) => e === out[i])
-      return same ? c : { _tag: "Project", planId: stablePlanId(p, `byname:${ci}`), projectList: list, child: c }
-    })
-  }
 
   private resolveGenerate(p: P.Generate): P.LogicalPlan {
     const child = this.resolve(p.child)
@@ -1827,10 +1128,11 @@ class Analyzer {
  * @example
  * ```ts
  * import { Result } from "effect"
- * import * as T from "./DataType.ts"
- * import { attribute } from "./Expression.ts"
- * import { analyze, output } from "./Analyzer.ts"
- * import { emptyCatalog, defaultAnalyzerConf } from "./Catalog.ts"
+ * import * as T from "../DataType.ts"
+ * import { attribute } from "../Expression.ts"
+ * import { analyze } from "./Analyzer.ts"
+ * import { output } from "./PlanOutput.ts"
+ * import { emptyCatalog, defaultAnalyzerConf } from "../Catalog.ts"
  * const rel = { _tag: "LocalRelation" as const, planId: 1, output: [attribute("a", T.IntegerType)], rows: [], isStreaming: false }
  * const plan = { _tag: "Project" as const, planId: 2, projectList: [{ _tag: "UnresolvedAttribute" as const, nameParts: ["A"], planId: undefined }], child: rel }
  * const r = analyze(plan, emptyCatalog, defaultAnalyzerConf)

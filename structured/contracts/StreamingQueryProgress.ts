@@ -1,12 +1,12 @@
 /**
- * Progress, status and listener events of streaming queries, with Spark's JSON field names
+ * Progress and status of streaming queries, with Spark's JSON field names
  * (`StreamingQueryProgress`, `SourceProgress`, `SinkProgress`, `StateOperatorProgress`,
- * `StreamingQueryStatus`, `StreamingQueryListener` events).
+ * `StreamingQueryStatus`). The listener events are in `StreamingQueryListener.ts`.
  *
  * @since 0.1.0
  */
-import type { Effect } from "effect"
 
+/** One source's part of a progress record (Spark's `SourceProgress`). */
 export interface SourceProgress {
   readonly description: string
   readonly startOffset: unknown
@@ -65,44 +65,6 @@ export interface StreamingQueryStatus {
   readonly message: string
   readonly isDataAvailable: boolean
   readonly isTriggerActive: boolean
-}
-
-export interface QueryStartedEvent {
-  readonly id: string
-  readonly runId: string
-  readonly name: string | null
-  readonly timestamp: string
-}
-
-export interface QueryProgressEvent {
-  readonly progress: StreamingQueryProgress
-}
-
-export interface QueryIdleEvent {
-  readonly id: string
-  readonly runId: string
-  readonly timestamp: string
-}
-
-export interface QueryTerminatedEvent {
-  readonly id: string
-  readonly runId: string
-  /** The failure's message, or `null` when the query stopped normally. */
-  readonly exception: string | null
-  readonly errorClassOnException: string | null
-}
-
-type Callback<E> = (event: E) => void | Promise<void> | Effect.Effect<void, unknown>
-
-/**
- * A listener of every query of a session (`spark.streams.addListener`). Callbacks may return
- * nothing, a Promise or an Effect; a failing callback is logged and does not affect queries.
- */
-export interface StreamingQueryListener {
-  readonly onQueryStarted?: Callback<QueryStartedEvent>
-  readonly onQueryProgress?: Callback<QueryProgressEvent>
-  readonly onQueryIdle?: Callback<QueryIdleEvent>
-  readonly onQueryTerminated?: Callback<QueryTerminatedEvent>
 }
 
 // ---- Spark's JSON forms ------------------------------------------------------------------

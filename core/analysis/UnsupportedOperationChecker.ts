@@ -33,11 +33,11 @@
  *
  * @since 0.1.0
  */
-import { output } from "./Analyzer.ts"
-import { AnalysisError } from "./Errors.ts"
-import * as E from "./Expression.ts"
-import * as P from "./LogicalPlan.ts"
-import type { OutputMode } from "./Streaming.ts"
+import { output } from "./PlanOutput.ts"
+import { AnalysisError } from "../Errors.ts"
+import * as E from "../Expression.ts"
+import * as P from "../LogicalPlan.ts"
+import type { OutputMode } from "../Streaming.ts"
 
 /** Spark's `SQLConf` keys the checker reads. */
 export interface StreamingCheckConf {
@@ -81,26 +81,6 @@ const modeName = (m: OutputMode): string => {
       return "Update"
     case "complete":
       return "Complete"
-  }
-}
-
-/** `JoinType.toString` in Spark (`LeftOuter`, `FullOuter`, …). */
-const joinTypeName = (t: P.JoinType): string => {
-  switch (t) {
-    case "inner":
-      return "Inner"
-    case "cross":
-      return "Cross"
-    case "left_outer":
-      return "LeftOuter"
-    case "right_outer":
-      return "RightOuter"
-    case "full_outer":
-      return "FullOuter"
-    case "left_semi":
-      return "LeftSemi"
-    case "left_anti":
-      return "LeftAnti"
   }
 }
 
@@ -360,8 +340,8 @@ const stateWatermarkFromLessThan = (
  *
  * @example
  * ```ts
- * import * as T from "./DataType.ts"
- * import { attribute, literal } from "./Expression.ts"
+ * import * as T from "../DataType.ts"
+ * import { attribute, literal } from "../Expression.ts"
  * const lt = attribute("lt", T.LongType)
  * const rt = { ...attribute("rt", T.LongType), eventTimeDelayMs: 5000 }
  * // lt > rt + 10 (seconds) with the watermark W = 60 s on rt: left rows up to W + 10 s can go
@@ -434,11 +414,11 @@ const checkStreamStreamJoinWatermark = (join: P.Join): AnalysisError | undefined
     case "inner":
     case "cross":
     case "left_anti":
-      return unsupported(`Join type ${joinTypeName(join.joinType)} is not supported with streaming DataFrame/Dataset`)
+      return unsupported(`Join type ${P.joinTypeName(join.joinType)} is not supported with streaming DataFrame/Dataset`)
   }
   if (!isWatermarkInJoinKeys(join) && !hasValidWatermarkRange) {
     return watermarkRequired(
-      `Stream-stream ${joinTypeName(join.joinType)} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition`
+      `Stream-stream ${P.joinTypeName(join.joinType)} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition`
     )
   }
   return undefined
@@ -477,7 +457,7 @@ const checkJoin = (join: P.Join, mode: OutputMode): AnalysisError | undefined =>
     case "left_semi":
       if (!ls && rs) {
         return unsupported(
-          `${joinTypeName(join.joinType)} join with a streaming DataFrame/Dataset on the right and a static DataFrame/Dataset on the left is not supported`
+          `${P.joinTypeName(join.joinType)} join with a streaming DataFrame/Dataset on the right and a static DataFrame/Dataset on the left is not supported`
         )
       }
       return ls && rs ? checkStreamStreamJoinWatermark(join) : undefined
@@ -749,8 +729,8 @@ const checkTransformWithState = (p: P.TransformWithState): AnalysisError | undef
  *
  * @example
  * ```ts
- * import * as T from "./DataType.ts"
- * import { attribute } from "./Expression.ts"
+ * import * as T from "../DataType.ts"
+ * import { attribute } from "../Expression.ts"
  * const k = attribute("k", T.StringType)
  * const stream = { _tag: "LocalRelation" as const, planId: 1, output: [k], rows: [], isStreaming: true }
  * const counts = { _tag: "Aggregate" as const, planId: 2, groupingExpressions: [k], aggregateExpressions: [k], child: stream }
@@ -813,8 +793,8 @@ export const checkForStreaming = (
  *
  * @example
  * ```ts
- * import * as T from "./DataType.ts"
- * import { attribute } from "./Expression.ts"
+ * import * as T from "../DataType.ts"
+ * import { attribute } from "../Expression.ts"
  * const stream = { _tag: "LocalRelation" as const, planId: 1, output: [attribute("a", T.IntegerType)], rows: [], isStreaming: true }
  * checkForBatch(stream)?.message // "Queries with streaming sources must be executed with writeStream.start()"
  * ```
@@ -919,8 +899,8 @@ const usesCurrentTime = (e: E.Expression): boolean =>
  *
  * @example
  * ```ts
- * import * as T from "./DataType.ts"
- * import { attribute } from "./Expression.ts"
+ * import * as T from "../DataType.ts"
+ * import { attribute } from "../Expression.ts"
  * const k = attribute("k", T.StringType)
  * const stream = { _tag: "LocalRelation" as const, planId: 1, output: [k], rows: [], isStreaming: true }
  * const counts = { _tag: "Aggregate" as const, planId: 2, groupingExpressions: [k], aggregateExpressions: [k], child: stream }

@@ -17,7 +17,7 @@ import type { StateStoreProvider } from "../../state/StateStore.ts"
 import type { MicroBatchSource, SessionTables } from "../../core/Streaming.ts"
 import type { RemoteBackend } from "./Remote.ts"
 import type { StreamingQuery } from "./StreamingQuery.ts"
-import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
+import type { StreamingQueryListener } from "./StreamingQueryListener.ts"
 
 /** The session's streaming queries (`spark.streams`). */
 export interface QueryRegistry {

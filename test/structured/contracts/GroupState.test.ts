@@ -12,7 +12,7 @@ import {
   type GroupStateTimeout,
   NO_TIMESTAMP,
   TestGroupState
-} from "../../../structured/api/GroupState.ts"
+} from "../../../structured/contracts/GroupState.ts"
 
 const caught = (f: () => unknown): GroupStateError => {
   try {

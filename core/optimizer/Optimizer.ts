@@ -10,13 +10,13 @@
  *
  * @since 0.1.0
  */
-import { output } from "./Analyzer.ts"
-import { compile } from "./Compile.ts"
-import * as T from "./DataType.ts"
-import * as E from "./Expression.ts"
-import { lookup } from "./functions/mod.ts"
-import * as P from "./LogicalPlan.ts"
-import { dataTypeOf, equalsType } from "./TypeCoercion.ts"
+import { output } from "../analysis/PlanOutput.ts"
+import { compile } from "../Compile.ts"
+import * as T from "../DataType.ts"
+import * as E from "../Expression.ts"
+import { lookup } from "../functions/mod.ts"
+import * as P from "../LogicalPlan.ts"
+import { dataTypeOf, equalsType } from "../analysis/TypeCoercion.ts"
 
 /** One optimizer rule. */
 export interface Rule {

@@ -11,13 +11,13 @@
  *
  * @since 0.1.0
  */
-import { canCast, forceNullable } from "./Cast.ts"
-import { dataTypeOf, nullableOf } from "./Compile.ts"
-import * as T from "./DataType.ts"
-import { AnalysisError } from "./Errors.ts"
-import type * as E from "./Expression.ts"
-import { prettyName } from "./ExpressionName.ts"
-import { lookup } from "./functions/mod.ts"
+import { canCast, forceNullable } from "../Cast.ts"
+import { dataTypeOf, nullableOf } from "../Compile.ts"
+import * as T from "../DataType.ts"
+import { AnalysisError } from "../Errors.ts"
+import type * as E from "../Expression.ts"
+import { prettyName } from "../ExpressionName.ts"
+import { lookup } from "../functions/mod.ts"
 
 /** The type helpers of `Cast.ts` and `Compile.ts`, re-exported for the analyzer and optimizer. */
 export { canCast, dataTypeOf, forceNullable, nullableOf }
@@ -70,46 +70,11 @@ export const failMismatch = (sub: string, expr: E.Expression, text: string): nev
 // Spark's SQL spellings in messages
 // ---------------------------------------------------------------------------------------------
 
-const quoteIfNeeded = (part: string): string =>
-  /^[a-zA-Z0-9_]+$/.test(part) && !/^\d+$/.test(part) ? part : quoteIdentifier(part)
-
 /** Spark's `quoteIdentifier`: backquotes, doubling backquotes inside. */
 export const quoteIdentifier = (part: string): string => `\`${part.replace(/`/g, "``")}\``
 
-/** Spark's `DataType.sql`: `INT`, `BIGINT`, `ARRAY<INT>`, `MAP<STRING, INT>`, `STRUCT<a: INT>`. */
-export const sqlTypeName = (t: T.DataType): string => {
-  switch (t._tag) {
-    case "null":
-      return "VOID"
-    case "boolean":
-      return "BOOLEAN"
-    case "integer":
-      return "INT"
-    case "long":
-      return "BIGINT"
-    case "double":
-      return "DOUBLE"
-    case "string":
-      return "STRING"
-    case "binary":
-      return "BINARY"
-    case "timestamp":
-      return "TIMESTAMP"
-    case "date":
-      return "DATE"
-    case "calendarInterval":
-      return "INTERVAL"
-    case "array":
-      return `ARRAY<${sqlTypeName(t.elementType)}>`
-    case "map":
-      return `MAP<${sqlTypeName(t.keyType)}, ${sqlTypeName(t.valueType)}>`
-    case "struct":
-      return `STRUCT<${t.fields.map((f) => `${quoteIfNeeded(f.name)}: ${sqlTypeName(f.dataType)}`).join(", ")}>`
-  }
-}
-
 /** Spark's `toSQLType`: the SQL type name in double quotes. */
-export const toSQLType = (t: T.DataType): string => `"${sqlTypeName(t)}"`
+export const toSQLType = (t: T.DataType): string => `"${T.sqlTypeName(t)}"`
 
 /** Spark's `toSQLId`: every name part backquoted, joined by dots. */
 export const toSQLId = (parts: string | ReadonlyArray<string>): string =>

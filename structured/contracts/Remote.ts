@@ -18,7 +18,7 @@ import type { LogicalPlan } from "../../core/LogicalPlan.ts"
 import type { InternalRow } from "../../core/Row.ts"
 import type { Trigger } from "../../core/Trigger.ts"
 import type { StreamingQuery } from "./StreamingQuery.ts"
-import type { StreamingQueryListener } from "./StreamingQueryProgress.ts"
+import type { StreamingQueryListener } from "./StreamingQueryListener.ts"
 
 /** What `writeStream…start()` asks the remote to run. */
 export interface RemoteWriteSpec {
