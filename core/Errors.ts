@@ -178,6 +178,22 @@ export const errorClassOf = (cause: unknown): string | undefined => {
 }
 
 /**
+ * The class of a failure of any kind, as a log line names it: a tagged error's `_tag`
+ * (`ConnectorError`), an `Error`'s name (`TypeError`), else the type of the value.
+ *
+ * @since 0.5.0
+ */
+export const errorNameOf = (cause: unknown): string => {
+  if (typeof cause === "object" && cause !== null) {
+    const tag = (cause as { readonly _tag?: unknown })._tag
+    if (typeof tag === "string") return tag
+    if (cause instanceof Error) return cause.name
+    return cause.constructor?.name ?? "object"
+  }
+  return typeof cause
+}
+
+/**
  * The message of a failure of any kind: an `Error`'s or a tagged error's `message`, else the
  * value as text.
  *

@@ -24,7 +24,7 @@ import { Cause, Clock, Deferred, Effect, Exit, Fiber, type Scope } from "effect"
 import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import type * as T from "../../core/DataType.ts"
-import { errorClassOf, exceptionString, messageOf, StreamingQueryError } from "../../core/Errors.ts"
+import { errorClassOf, errorNameOf, exceptionString, messageOf, StreamingQueryError } from "../../core/Errors.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import type { OutputMode, Sink } from "../../core/Streaming.ts"
 import type { Trigger } from "../../core/Trigger.ts"
@@ -197,13 +197,27 @@ export abstract class StreamExecution<S extends StoppableSource, C extends Execu
       this.#finished = true
       if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
         const failure = Cause.squash(exit.cause)
+        const details = this.failureDetails()
         this.error = new StreamingQueryError({
           message: `Query ${this.prettyIdString()} terminated with exception: ${messageOf(failure)}`,
           queryId: this.id,
           runId: this.runId,
-          ...this.failureDetails(),
+          ...details,
           cause: failure
         })
+        // Spark's `StreamExecution.runStream`: `logError(s"Query $prettyIdString terminated with
+        // error", e)`, so a query failing in the background is heard even without a listener.
+        yield* Effect.logError(
+          `Query ${this.prettyIdString()} terminated with error at batch ${details.batchId}: ${errorNameOf(failure)}: ${messageOf(failure)}`
+        ).pipe(
+          Effect.annotateLogs({
+            queryName: this.name ?? "",
+            queryId: this.id,
+            runId: this.runId,
+            batchId: details.batchId,
+            errorClass: errorClassOf(failure) ?? ""
+          })
+        )
       }
       this.active = false
       // Spark's `StreamExecution.runStream`: "Stopped" after a normal end, the failure otherwise.
