@@ -19,7 +19,7 @@ export type Primitive = string | number | boolean | Date | null | Uint8Array
  *
  * @example
  * ```ts
- * import { F } from "tributary"
+ * import { F } from "tributary-streaming"
  * const adult = F.col("age").geq(18).and(F.col("name").isNotNull()).as("adult")
  * ```
  * @since 0.1.0

@@ -148,7 +148,7 @@ export const quoteIfNeeded = (name: string): string =>
  *
  * @example
  * ```ts
- * import { DataType } from "tributary"
+ * import { DataType } from "tributary-streaming"
  * DataType.sqlTypeName(DataType.map(DataType.StringType, DataType.IntegerType)) // "MAP<STRING, INT>"
  * ```
  * @since 0.4.0

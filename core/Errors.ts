@@ -14,7 +14,7 @@ import { Data } from "effect"
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { AnalysisError } from "tributary"
+ * import { AnalysisError } from "tributary-streaming"
  * const handled = Effect.fail(new AnalysisError({ reason: "UnresolvedColumn", message: "no column x" }))
  *   .pipe(Effect.catchTag("AnalysisError", (e) => Effect.succeed(e.reason)))
  * ```

@@ -7,7 +7,7 @@
  *
  * @example
  * ```ts
- * import { F } from "tributary"
+ * import { F } from "tributary-streaming"
  * const perWindow = [F.window("ts", "10 seconds"), F.col("user")]
  * const metrics = [F.count("*").as("n"), F.sum("amount"), F.avg(F.col("amount").multiply(2)).as("avg2")]
  * ```
@@ -195,7 +195,7 @@ export const column = col
  *
  * @example
  * ```ts
- * import { F } from "tributary"
+ * import { F } from "tributary-streaming"
  * const schema = JSON.stringify({ type: "record", name: "User", fields: [{ name: "name", type: "string" }] })
  * const users = F.from_avro("value", schema, { mode: "PERMISSIVE" }).as("user")
  * ```
@@ -222,7 +222,7 @@ export const from_avro = <const C extends ColumnOrName>(
  *
  * @example
  * ```ts
- * import { F } from "tributary"
+ * import { F } from "tributary-streaming"
  * const value = F.to_avro(F.struct("name", "age")).as("value")
  * ```
  * @since 0.5.0

@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { Trigger } from "tributary"
+ * import { Trigger } from "tributary-streaming"
  * const every = Trigger.ProcessingTime("10 seconds")
  * ```
  * @since 0.1.0

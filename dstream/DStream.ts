@@ -10,7 +10,7 @@
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { StreamingContext } from "tributary/dstream"
+ * import { StreamingContext } from "tributary-streaming/dstream"
  * const program = Effect.gen(function* () {
  *   const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
  *   const lines = ssc.queueStream([["a b", "a"], ["b"]])

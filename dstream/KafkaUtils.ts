@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { KafkaUtils, type StreamingContext } from "tributary/dstream"
+ * import { KafkaUtils, type StreamingContext } from "tributary-streaming/dstream"
  * declare const ssc: StreamingContext
  * const records = KafkaUtils.createDirectStream(ssc, {
  *   "kafka.bootstrap.servers": "localhost:9092",

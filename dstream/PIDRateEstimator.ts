@@ -12,7 +12,7 @@
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { PIDRateEstimator } from "tributary/dstream"
+ * import { PIDRateEstimator } from "tributary-streaming/dstream"
  *
  * const pid = Effect.runSync(PIDRateEstimator.make(20, 1, 0, 0, 10))
  * pid.compute(0, 10, 10, 0) // undefined: the first batch only seeds the estimator

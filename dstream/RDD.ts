@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { RDD } from "tributary/dstream"
+ * import { RDD } from "tributary-streaming/dstream"
  * const rdd = RDD.parallelize([1, 2, 3, 4], 2)
  * rdd.glom()                 // [[1, 2], [3, 4]]
  * rdd.map((x) => x * 10).collect()   // [10, 20, 30, 40]

@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { Receiver } from "tributary/dstream"
+ * import { Receiver } from "tributary-streaming/dstream"
  * class Ticks extends Receiver<number> {
  *   #timer: ReturnType<typeof setInterval> | undefined
  *   onStart() { let n = 0; this.#timer = setInterval(() => this.store(n++), 100) }

@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { StateSpec } from "tributary/dstream"
+ * import { StateSpec } from "tributary-streaming/dstream"
  * const spec = StateSpec.function((word: string, one: number | undefined, state) => {
  *   const sum = (one ?? 0) + (state.getOption() ?? 0)
  *   state.update(sum)

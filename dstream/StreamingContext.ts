@@ -28,8 +28,8 @@
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Session } from "tributary"
- * import { StreamingContext } from "tributary/dstream"
+ * import { Session } from "tributary-streaming"
+ * import { StreamingContext } from "tributary-streaming/dstream"
  *
  * const program = Effect.gen(function* () {
  *   const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import type { StreamingListener } from "tributary/dstream"
+ * import type { StreamingListener } from "tributary-streaming/dstream"
  * const delays: Array<number | undefined> = []
  * const listener: StreamingListener = { onBatchCompleted: ({ batchInfo }) => delays.push(batchInfo.totalDelay) }
  * // ssc.addStreamingListener(listener)

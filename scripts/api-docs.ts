@@ -1,6 +1,6 @@
 /**
- * Generates docs/api.md, the API reference, from the doc comments of what `tributary`
- * (mod.ts), `tributary/testing` and `tributary/dstream` export, with the TypeScript compiler.
+ * Generates docs/api.md, the API reference, from the doc comments of what `tributary-streaming`
+ * (mod.ts), `tributary-streaming/testing` and `tributary-streaming/dstream` export, with the TypeScript compiler.
  *
  *   node scripts/api-docs.ts          writes docs/api.md
  *   node scripts/api-docs.ts --check  fails when docs/api.md is not up to date
@@ -12,9 +12,9 @@ import ts from "typescript"
 const ROOT = process.cwd()
 
 const ENTRIES: ReadonlyArray<readonly [string, string]> = [
-  ["tributary", "mod.ts"],
-  ["tributary/testing", "structured/testing.ts"],
-  ["tributary/dstream", "dstream/mod.ts"]
+  ["tributary-streaming", "mod.ts"],
+  ["tributary-streaming/testing", "structured/testing.ts"],
+  ["tributary-streaming/dstream", "dstream/mod.ts"]
 ]
 
 const kindOf = (d: ts.Declaration | undefined): string => {

@@ -245,7 +245,7 @@ const versionSql = (h: Handle, keyed: boolean): string =>
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { DuckDBStateStoreProvider } from "tributary/state"
+ * import { DuckDBStateStoreProvider } from "../state/mod.ts" // inside the repository: state/ is not a package entry point
  * const provider = DuckDBStateStoreProvider.make({ cacheMaxBytes: 64 * 1024 * 1024 }) // Effect<StateStoreProvider, never, Scope>
  * ```
  * @since 0.1.0

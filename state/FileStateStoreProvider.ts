@@ -118,7 +118,7 @@ const mapBytes = (l: Loaded | undefined): number =>
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { FileStateStoreProvider } from "tributary/state"
+ * import { FileStateStoreProvider } from "../state/mod.ts" // inside the repository: state/ is not a package entry point
  * const provider = FileStateStoreProvider.make({ minDeltasForSnapshot: 10 }) // Effect<StateStoreProvider, never, Scope>
  * ```
  * @since 0.1.0

@@ -166,8 +166,8 @@ const syncDir = async (dir: string): Promise<void> => {
  *
  * @example
  * ```ts
- * import { Session } from "tributary"
- * import { makeNodeCheckpointFileSystem } from "tributary/state"
+ * import { Session } from "tributary-streaming"
+ * import { makeNodeCheckpointFileSystem } from "../state/mod.ts" // inside the repository: state/ is not a package entry point
  * const layer = Session.layer({ checkpointFileSystem: makeNodeCheckpointFileSystem({ fsync: true }) })
  * ```
  * @since 0.1.0

@@ -179,7 +179,7 @@ export const incompatibility = (stored: T.DataType, proposed: T.DataType, path =
  *
  * @example
  * ```ts
- * import * as T from "tributary/core/DataType"
+ * import * as T from "../core/DataType.ts"
  * const stored = { keySchema: T.struct([T.field("word", T.StringType)]), valueSchema: T.struct([T.field("count", T.LongType)]) }
  * const proposed = { ...stored, valueSchema: T.struct([T.field("count", T.StringType)]) }
  * checkCompatibility(stored, proposed, { operatorId: 0, storeName: "default" })?.message

@@ -33,7 +33,7 @@ import { StateStoreError } from "../core/Errors.ts"
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import type { StateStore } from "tributary/state"
+ * import type { StateStore } from "../state/mod.ts" // inside the repository: state/ is not a package entry point
  * // a running count per word, for one batch of words
  * const countWords = (store: StateStore, words: ReadonlyArray<string>) =>
  *   Effect.gen(function* () {
@@ -157,8 +157,8 @@ export interface VersionSpec extends StateStoreId {
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import * as T from "tributary/core/DataType"
- * import { DuckDBStateStoreProvider } from "tributary/state"
+ * import * as T from "../core/DataType.ts"
+ * import { DuckDBStateStoreProvider } from "../state/mod.ts" // inside the repository: state/ is not a package entry point
  * const program = Effect.scoped(Effect.gen(function* () {
  *   const provider = yield* DuckDBStateStoreProvider.make()
  *   const schema = { keySchema: T.struct([T.field("word", T.StringType)]), valueSchema: T.struct([T.field("count", T.LongType)]) }

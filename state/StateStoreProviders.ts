@@ -54,7 +54,7 @@ export const providerNames = (): ReadonlyArray<ProviderName> => Object.keys(PROV
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { StateStoreProviders } from "tributary/state"
+ * import { StateStoreProviders } from "../state/mod.ts" // inside the repository: state/ is not a package entry point
  * const provider = StateStoreProviders.make("memory") // Effect<StateStoreProvider, never, Scope>
  * ```
  * @since 0.1.0

@@ -13,8 +13,8 @@
  * ```ts
  * import { it } from "@effect/vitest"
  * import { Effect, Schema } from "effect"
- * import { F, MemoryStream, Session } from "tributary"
- * import { AddData, CheckAnswer, StartStream, StopStream, testStream } from "tributary/testing"
+ * import { F, MemoryStream, Session } from "tributary-streaming"
+ * import { AddData, CheckAnswer, StartStream, StopStream, testStream } from "tributary-streaming/testing"
  *
  * it.effect("counts words across a restart", () =>
  *   Effect.gen(function* () {

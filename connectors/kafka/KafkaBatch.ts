@@ -18,7 +18,7 @@ import { type OffsetRange, readRanges, resolveLimit } from "./KafkaSource.ts"
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Session } from "tributary"
+ * import { Session } from "tributary-streaming"
  * const program = Effect.gen(function* () {
  *   const spark = yield* Session
  *   const df = yield* spark.read.format("kafka")

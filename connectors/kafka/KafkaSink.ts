@@ -375,7 +375,7 @@ const makeSink = (o: KafkaWriteOptions, projection: Projection, schema: T.Struct
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { F, Session } from "tributary"
+ * import { F, Session } from "tributary-streaming"
  * const program = Effect.gen(function* () {
  *   const spark = yield* Session
  *   const query = yield* spark.readStream.format("rate").load()

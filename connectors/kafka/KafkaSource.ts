@@ -626,7 +626,7 @@ export const makeKafkaSource = (
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { F, Session } from "tributary"
+ * import { F, Session } from "tributary-streaming"
  * const program = Effect.gen(function* () {
  *   const spark = yield* Session
  *   const events = spark.readStream.format("kafka")

@@ -273,7 +273,7 @@ const parse = (options: Options): Effect.Effect<NexmarkOptions, AnalysisError> =
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { F, Session, Trigger } from "tributary"
+ * import { F, Session, Trigger } from "tributary-streaming"
  *
  * const program = Effect.gen(function* () {
  *   const spark = yield* Session

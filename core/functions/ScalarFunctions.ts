@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import { F } from "tributary"
+ * import { F } from "tributary-streaming"
  * const cleaned = [
  *   F.upper(F.trim("name")).as("name"),
  *   F.to_date("day", "yyyy-MM-dd").as("day"),

@@ -9,7 +9,7 @@
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
- * import { F, Session } from "tributary"
+ * import { F, Session } from "tributary-streaming"
  *
  * const program = Effect.gen(function* () {
  *   const spark = yield* Session

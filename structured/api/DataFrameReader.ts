@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
- * import { Session } from "tributary"
+ * import { Session } from "tributary-streaming"
  * const program = Effect.gen(function* () {
  *   const spark = yield* Session
  *   const people = yield* spark.read.schema(Schema.Struct({ name: Schema.String, age: Schema.Int })).json("people.jsonl")

@@ -10,7 +10,7 @@
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
- * import { Session } from "tributary"
+ * import { Session } from "tributary-streaming"
  * const program = Effect.gen(function* () {
  *   const spark = yield* Session
  *   const sales = spark.createDataFrame(

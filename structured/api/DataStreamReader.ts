@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Session } from "tributary"
+ * import { Session } from "tributary-streaming"
  * const program = Effect.gen(function* () {
  *   const spark = yield* Session
  *   const rates = spark.readStream.format("rate").option("rowsPerSecond", 10).load()

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
- * import { MemoryStream, Session, Trigger } from "tributary"
+ * import { MemoryStream, Session, Trigger } from "tributary-streaming"
  * const program = Effect.gen(function* () {
  *   const spark = yield* Session
  *   const input = yield* MemoryStream.make(Schema.Struct({ word: Schema.String }))

@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { F } from "tributary"
+ * import { F } from "tributary-streaming"
  * // df: DataFrame<{ user: string; amount: number }>
  * // df.groupBy("user").agg(F.sum("amount"), F.count("*").as("n"))  // { user, "sum(amount)", n }
  * // df.groupBy("user").count()                                     // { user, count }

@@ -11,7 +11,7 @@
  * @example
  * ```ts
  * import { Schema } from "effect"
- * import { GroupStateTimeout } from "tributary"
+ * import { GroupStateTimeout } from "tributary-streaming"
  *
  * // events: DataFrame<{ user: string; ts: Date }>
  * const sessions = events.groupByKey((r) => r.user, Schema.String).mapGroupsWithState(

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
- * import { MemoryStream } from "tributary"
+ * import { MemoryStream } from "tributary-streaming"
  * const program = Effect.gen(function* () {
  *   const input = yield* MemoryStream.make(Schema.Struct({ word: Schema.String }))
  *   const offset = yield* input.addData([{ word: "a" }, { word: "b" }])   // 0

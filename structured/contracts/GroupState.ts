@@ -11,7 +11,7 @@
  * @example
  * ```ts
  * import { Schema } from "effect"
- * import { GroupStateTimeout } from "tributary"
+ * import { GroupStateTimeout } from "tributary-streaming"
  *
  * const counts = events.groupByKey((r) => r.user, Schema.String).flatMapGroupsWithState(
  *   { outputMode: "update", timeout: GroupStateTimeout.ProcessingTimeTimeout,
@@ -341,7 +341,7 @@ export class GroupStateImpl<S> implements GroupState<S> {
  *
  * @example
  * ```ts
- * import { TestGroupState } from "tributary"
+ * import { TestGroupState } from "tributary-streaming"
  * const state = TestGroupState.create<number>(5, "ProcessingTimeTimeout", 1000, undefined, false)
  * state.setTimeoutDuration("10 seconds")
  * state.getTimeoutTimestampMs() // 11000

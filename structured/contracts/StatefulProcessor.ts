@@ -18,7 +18,7 @@
  * @example
  * ```ts
  * import { Schema } from "effect"
- * import { StatefulProcessor, TimeMode, TTLConfig, type StatefulProcessorHandle, type ValueState } from "tributary"
+ * import { StatefulProcessor, TimeMode, TTLConfig, type StatefulProcessorHandle, type ValueState } from "tributary-streaming"
  *
  * class RunningCount extends StatefulProcessor<string, { word: string }, { word: string; n: number }> {
  *   readonly outputSchema = Schema.Struct({ word: Schema.String, n: Schema.Number })
@@ -68,7 +68,7 @@ export type TimeMode = (typeof TimeMode)[keyof typeof TimeMode]
  *
  * @example
  * ```ts
- * import { TTLConfig } from "tributary"
+ * import { TTLConfig } from "tributary-streaming"
  * TTLConfig.of("1 minute").ttlDurationMs // 60000
  * ```
  * @since 0.1.0
