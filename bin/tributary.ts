@@ -31,11 +31,15 @@
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Console, Data, Deferred, Effect, FileSystem, Layer, Option, Path, Stdio, Terminal } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, CliError, Command, Flag } from "effect/cli"
 import { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import { type DataStreamWriter, Session, type SessionOptions, type SessionShape } from "../mod.ts"
 import { checkAgainstCheckpoint } from "../structured/execution/CheckpointCheck.ts"
-import { inspectCheckpoint, renderInspection } from "../structured/execution/CheckpointInspect.ts"
+import {
+  type CheckpointInspection,
+  inspectCheckpoint,
+  renderInspection
+} from "../structured/execution/CheckpointInspect.ts"
 import { NodeCheckpointFileSystem } from "../state/NodeCheckpointFileSystem.ts"
 import { DEFAULT_PROVIDER, isProviderName } from "../state/StateStoreProviders.ts"
 
@@ -43,8 +47,22 @@ const VERSION = "0.1.0"
 
 const dir = Argument.String("dir").pipe(Argument.withDescription("the query's checkpoint folder"))
 
+class ModuleError extends Data.TaggedError("ModuleError")<{ readonly message: string }> {}
+
+/** A checkpoint that cannot serve the command, said in one line. */
+class CheckpointProblem extends Data.TaggedError("CheckpointProblem")<{ readonly message: string }> {}
+
 const inspect = Command.make("inspect", { dir }, ({ dir }) =>
-  Effect.flatMap(inspectCheckpoint(NodeCheckpointFileSystem, dir), (r) => Console.log(renderInspection(r)))
+  Effect.gen(function* () {
+    const r = yield* inspectCheckpoint(NodeCheckpointFileSystem, dir)
+    yield* Console.log(renderInspection(r))
+    if (r.unreadable.length > 0) {
+      const [first] = r.unreadable
+      return yield* new CheckpointProblem({
+        message: `${r.unreadable.length === 1 ? "1 file" : `${r.unreadable.length} files`} of ${r.path} cannot be read (${first.path}${r.unreadable.length > 1 ? ", …" : ""}); everything else is shown above`
+      })
+    }
+  })
 ).pipe(Command.withDescription("Shows a checkpoint: query id, batches with offsets, watermarks and timestamps, commits, state operators"))
 
 /** What a pipeline module exports. */
@@ -52,8 +70,6 @@ interface PipelineModule {
   readonly default: (spark: SessionShape) => DataStreamWriter<any> | Effect.Effect<DataStreamWriter<any>, unknown, Session>
   readonly sessionOptions?: SessionOptions
 }
-
-class ModuleError extends Data.TaggedError("ModuleError")<{ readonly message: string }> {}
 
 const loadModule = (file: string) =>
   Effect.tryPromise({
@@ -156,9 +172,60 @@ const statusLine = (p: { batchId: number; inputRowsPerSecond: number; processedR
   (p.eventTime.watermark === undefined ? "" : ` · watermark ${p.eventTime.watermark}`) +
   (p.stateOperators.length === 0 ? "" : ` · state rows ${p.stateOperators.reduce((n, o) => n + o.numRowsTotal, 0)}`)
 
+/**
+ * The `run` command's status line on stderr. On a terminal (`live`) it is one line redrawn in
+ * place; anything the query prints (the console sink, logs) first clears it and then draws it
+ * again below, so the two never share a line. Elsewhere (a pipe, a file) each status is a line.
+ */
+export const makeStatusLine = (write: (text: string) => void, live: boolean) => {
+  let last: string | undefined
+  let shown = false
+  return {
+    show(text: string): void {
+      if (!live) {
+        write(`${text}\n`)
+        return
+      }
+      last = text
+      shown = true
+      write(`\r${text}\u001b[K`)
+    },
+    /** Runs `print` (which writes whole lines) with the status line out of its way. */
+    around(print: () => void): void {
+      if (shown) write("\r\u001b[K")
+      print()
+      if (shown && last !== undefined) write(`\r${last}\u001b[K`)
+    },
+    /** Leaves the status line as the last line written. */
+    end(): void {
+      if (shown) write("\n")
+      shown = false
+    }
+  }
+}
+
+/** `base` with every printing method routed around the status line. */
+export const aroundStatusLine = (status: ReturnType<typeof makeStatusLine>, base: Console.Console): Console.Console => {
+  const route =
+    (f: (...args: ReadonlyArray<unknown>) => void) =>
+    (...args: ReadonlyArray<unknown>) =>
+      status.around(() => f.apply(base, [...args]))
+  return Object.assign(Object.create(base) as Console.Console, {
+    log: route(base.log),
+    info: route(base.info),
+    warn: route(base.warn),
+    error: route(base.error),
+    debug: route(base.debug),
+    trace: route(base.trace),
+    table: route(base.table as (...args: ReadonlyArray<unknown>) => void),
+    dir: route(base.dir as (...args: ReadonlyArray<unknown>) => void)
+  })
+}
+
 const runCommand = Command.make("run", { module: moduleArg }, ({ module }) =>
   Effect.gen(function* () {
     const m = yield* loadModule(module)
+    const status = makeStatusLine((text) => void process.stderr.write(text), process.stderr.isTTY === true)
     yield* Effect.gen(function* () {
       const spark = yield* Session
       const writer = yield* writerOf(m)
@@ -170,7 +237,7 @@ const runCommand = Command.make("run", { module: moduleArg }, ({ module }) =>
           first ??= e.progress.sources
           const fraction = availableNow ? backlogFraction(first, e.progress.sources) : undefined
           const prefix = fraction === undefined ? "" : `${bar(fraction)} · `
-          process.stderr.write(`\r${prefix}${statusLine(e.progress)}\u001b[K`)
+          status.show(`${prefix}${statusLine(e.progress)}`)
         }
       })
       const query = yield* writer.start()
@@ -180,13 +247,16 @@ const runCommand = Command.make("run", { module: moduleArg }, ({ module }) =>
       process.once("SIGINT", onSignal)
       yield* Effect.raceFirst(Effect.asVoid(query.awaitTermination()), Deferred.await(interrupted))
       process.off("SIGINT", onSignal)
-      process.stderr.write("\n")
+      status.end()
       yield* query.stop()
       const error = yield* query.exception()
       if (error !== null) return yield* error
       const last = yield* query.lastProgress()
       yield* Console.log(`stopped after ${last === null ? "no batch" : `batch ${last.batchId}`}`)
-    }).pipe(Effect.provide(Session.layer(m.sessionOptions ?? {})))
+    }).pipe(
+      Effect.provide(Session.layer(m.sessionOptions ?? {})),
+      (program) => Console.consoleWith((base) => Effect.provideService(program, Console.Console, aroundStatusLine(status, base)))
+    )
   })
 ).pipe(Command.withDescription("Runs a pipeline module's query until it ends or Ctrl-C, with a live status line"))
 
@@ -197,6 +267,47 @@ const withCheckpointSession = <A, E>(dir: string, program: Effect.Effect<A, E, S
       Effect.provide(Session.layer({ stateStore: isProviderName(r.stateProvider) ? r.stateProvider : DEFAULT_PROVIDER }))
     )
   )
+
+const listed = (ids: ReadonlyArray<string | number>): string => ids.join(", ")
+
+/**
+ * Checks a `state read` request against what the checkpoint holds, so that a wrong operator id,
+ * store name or batch id is answered with the valid ones (the state data source's own errors are
+ * Spark's, written for programs rather than for someone at a terminal).
+ */
+export const validStateRead = (
+  r: CheckpointInspection,
+  operator: number,
+  store: string,
+  batch: Option.Option<number>
+): Effect.Effect<void, CheckpointProblem> => {
+  const problem = (message: string) => Effect.fail(new CheckpointProblem({ message }))
+  if (r.stores.length === 0) {
+    return problem(`${r.path} holds no state: its query has no stateful operator (or has not committed a batch yet)`)
+  }
+  const operators = [...new Set(r.stores.map((s) => s.operatorId))].sort((a, b) => a - b)
+  const mine = r.stores.filter((s) => s.operatorId === operator)
+  if (mine.length === 0) {
+    const described = operators.map((id) => `${id} (${r.stores.find((s) => s.operatorId === id)?.operatorName})`)
+    return problem(`no stateful operator ${operator} in ${r.path}; its stateful operators are ${listed(described)}`)
+  }
+  const chosen = mine.find((s) => s.storeName === store)
+  if (chosen === undefined) {
+    return problem(
+      `operator ${operator} (${mine[0].operatorName}) has no store '${store}'; its stores are ${listed(mine.map((s) => `'${s.storeName}'`))}`
+    )
+  }
+  if (Option.isSome(batch)) {
+    const b = batch.value
+    const committed = new Set(r.batches.filter((x) => x.nextBatchWatermarkMs !== undefined).map((x) => x.batchId))
+    if (b < chosen.minBatchId || b > chosen.maxBatchId || !committed.has(b)) {
+      return problem(
+        `batch ${b} has no state to read: operator ${operator} store '${store}' keeps state for the committed batches ${chosen.minBatchId} to ${chosen.maxBatchId}`
+      )
+    }
+  }
+  return Effect.void
+}
 
 const read = Command.make(
   "read",
@@ -211,6 +322,7 @@ const read = Command.make(
     withCheckpointSession(
       dir,
       Effect.gen(function* () {
+        yield* validStateRead(yield* inspectCheckpoint(NodeCheckpointFileSystem, dir), operator, store, batch)
         const spark = yield* Session
         let reader = spark.read.format("statestore").option("operatorId", operator).option("storeName", store)
         if (Option.isSome(batch)) reader = reader.option("batchId", batch.value)
@@ -280,7 +392,8 @@ export const runMain = (args: ReadonlyArray<string>): Promise<void> =>
     if (exit._tag === "Failure") {
       const e = exit.cause.reasons?.[0] as { error?: { message?: string; _tag?: string } } | undefined
       const error = e?.error
-      if (error?._tag !== undefined && !String(error._tag).startsWith("Cli")) console.error(`error: ${error.message ?? error._tag}`)
+      // The cli's own errors (usage, `--help`) have printed the usage and what was wrong already.
+      if (error?._tag !== undefined && !CliError.isCliError(error)) console.error(`error: ${error.message ?? error._tag}`)
       process.exitCode = 1
     }
   })

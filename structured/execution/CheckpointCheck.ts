@@ -12,11 +12,13 @@
 import { Effect, Result } from "effect"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import type { AnalysisError, CheckpointError } from "../../core/Errors.ts"
+import * as T from "../../core/DataType.ts"
 import type * as Plan from "../../core/LogicalPlan.ts"
 import * as Optimizer from "../../core/optimizer/Optimizer.ts"
 import { checkCompatibility } from "../../state/StateSchemaCompatibility.ts"
 import * as Planner from "../physical/Planner.ts"
-import type { StoreReaderSpec } from "../physical/stateful/StateReaderSpec.ts"
+import type { OperatorStateSchema } from "../physical/stateful/StatefulContext.ts"
+import { builtInReaderSpec, type StoreDecoder, type StoreReaderSpec } from "../physical/stateful/StateReaderSpec.ts"
 import { statefulOperators } from "../physical/stateful/StatefulOperators.ts"
 
 /** The verdict and one line per operator or store. */
@@ -50,6 +52,22 @@ const readStored = (
     }
     return out
   })
+
+/**
+ * The schema as the user knows its columns: an aggregation stores its aggregates under their
+ * expression names (`count(1)`, `sum(value)`); the reader description knows their aliases, and
+ * the report uses those. Names do not take part in the comparison (it is by position).
+ */
+const withOutputNames = (schema: OperatorStateSchema, decoder: StoreDecoder | undefined): OperatorStateSchema => {
+  if (decoder?.kind !== "aggregate") return schema
+  const fields = schema.valueSchema.fields
+  const first = fields.length - decoder.aggregates.length
+  if (first < 0) return schema
+  return {
+    ...schema,
+    valueSchema: T.struct(fields.map((f, i) => (i < first ? f : T.field(decoder.aggregates[i - first].field.name, f.dataType, f.nullable))))
+  }
+}
 
 /**
  * Compares the stateful operators of `analyzed` (a streaming plan) with the checkpoint's.
@@ -90,7 +108,11 @@ export const checkAgainstCheckpoint = (
           fail(`operator ${op.operatorId} ${op.name} store '${store.storeName}': not in the checkpoint`)
           continue
         }
-        const error = checkCompatibility(s.schema, store.schema, { operatorId: op.operatorId, storeName: store.storeName })
+        const error = checkCompatibility(
+          withOutputNames(s.schema, s.decoder),
+          withOutputNames(store.schema, builtInReaderSpec(op.node, store.storeName)?.decoder),
+          { operatorId: op.operatorId, storeName: store.storeName }
+        )
         if (error !== undefined) fail(error.message)
         else lines.push(`ok: operator ${op.operatorId} ${op.name} store '${store.storeName}'`)
       }

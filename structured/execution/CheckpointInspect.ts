@@ -2,8 +2,9 @@
  * What a checkpoint holds, read without running anything: the query id, every batch of the
  * offset log with its offsets, watermark and timestamp, which batches committed, the confs the
  * checkpoint fixes, and the stateful operators with their stores (what `tributary checkpoint
- * inspect` prints). Refuses folders that are not checkpoints, and names the file when one is
- * corrupt or foreign.
+ * inspect` prints). Refuses folders that are not checkpoints. A corrupt or foreign file does not
+ * hide the rest: everything that can be read is reported, and each file that cannot is listed in
+ * `unreadable` with the reason.
  *
  * @example
  * ```ts
@@ -17,7 +18,7 @@ import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import { CheckpointError } from "../../core/Errors.ts"
 import { formatTimestamp } from "../../core/ExpressionName.ts"
 import * as MetadataLog from "../../core/MetadataLog.ts"
-import { PROVIDER_CONF, readStateMetadata } from "./StateReader.ts"
+import { PROVIDER_CONF, readStateMetadata, type StateTable } from "./StateReader.ts"
 
 /** One batch of the offset log. */
 export interface BatchInfo {
@@ -35,6 +36,15 @@ export interface StoreInfo {
   readonly operatorId: number
   readonly operatorName: string
   readonly storeName: string
+  /** The oldest and newest batch whose state the store retains (Spark's state metadata columns). */
+  readonly minBatchId: number
+  readonly maxBatchId: number
+}
+
+/** A file of the checkpoint that could not be read, and why. */
+export interface UnreadableFile {
+  readonly path: string
+  readonly message: string
 }
 
 /** Everything `inspectCheckpoint` found. */
@@ -47,6 +57,8 @@ export interface CheckpointInspection {
   /** `duckdb` or `memory` when the query is stateful. */
   readonly stateProvider: string | undefined
   readonly stores: ReadonlyArray<StoreInfo>
+  /** The files that could not be read (corrupt, foreign, from a newer version); empty when all could. */
+  readonly unreadable: ReadonlyArray<UnreadableFile>
 }
 
 /**
@@ -72,18 +84,30 @@ export const inspectCheckpoint = (
             : `${path} is not a streaming checkpoint: it has no 'metadata' file and no 'offsets' folder (found ${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""}).`
       })
     }
-    const queryId = yield* MetadataLog.readQueryId(fs, path)
+    const unreadable: Array<UnreadableFile> = []
+    // Reads one piece; a CheckpointError is recorded (naming its file) and the rest goes on.
+    const attempt = <A>(read: Effect.Effect<A, CheckpointError>, fallbackPath: string) =>
+      read.pipe(
+        Effect.map((a): A | undefined => a),
+        Effect.catchTag("CheckpointError", (e) =>
+          Effect.sync(() => {
+            unreadable.push({ path: e.path === "" ? fallbackPath : e.path, message: e.message })
+            return undefined
+          })
+        )
+      )
+    const queryId = yield* attempt(MetadataLog.readQueryId(fs, path), fs.join(path, "metadata"))
     const offsets = MetadataLog.offsetLog(fs, path)
     const commits = MetadataLog.commitLog(fs, path)
     const committed = new Map<number, number>()
-    for (const id of yield* commits.batchIds()) {
-      const c = yield* commits.get(id)
+    for (const id of (yield* attempt(commits.batchIds(), fs.join(path, "commits"))) ?? []) {
+      const c = yield* attempt(commits.get(id), fs.join(path, "commits", String(id)))
       if (c !== undefined) committed.set(id, c.nextBatchWatermarkMs)
     }
     const batches: Array<BatchInfo> = []
     let conf: Readonly<Record<string, string>> = {}
-    for (const id of yield* offsets.batchIds()) {
-      const seq = yield* offsets.get(id)
+    for (const id of (yield* attempt(offsets.batchIds(), fs.join(path, "offsets"))) ?? []) {
+      const seq = yield* attempt(offsets.get(id), fs.join(path, "offsets", String(id)))
       if (seq === undefined) continue
       conf = seq.metadata.conf
       batches.push({
@@ -95,16 +119,21 @@ export const inspectCheckpoint = (
       })
     }
     const meta = yield* readStateMetadata(fs, [path], {}).pipe(
-      Effect.catchTag("AnalysisError", (e) =>
-        Effect.fail(new CheckpointError({ reason: "Corrupt", path: fs.join(path, "state"), message: e.message }))
-      )
+      Effect.map((m): StateTable | undefined => m),
+      Effect.catchTags({
+        AnalysisError: (e) => Effect.sync(() => void unreadable.push({ path: fs.join(path, "state"), message: e.message })),
+        CheckpointError: (e) =>
+          Effect.sync(() => void unreadable.push({ path: e.path === "" ? fs.join(path, "state") : e.path, message: e.message }))
+      })
     )
-    const stores = meta.rows.map((r) => ({
+    const stores = (meta?.rows ?? []).map((r) => ({
       operatorId: r[0] as number,
       operatorName: r[1] as string,
-      storeName: r[2] as string
+      storeName: r[2] as string,
+      minBatchId: Number(r[4]),
+      maxBatchId: Number(r[5])
     }))
-    return { path, queryId, batches, conf, stateProvider: conf[PROVIDER_CONF], stores }
+    return { path, queryId, batches, conf, stateProvider: conf[PROVIDER_CONF], stores, unreadable }
   })
 
 const time = (ms: number): string => `${formatTimestamp(ms)} (${ms})`
@@ -139,7 +168,15 @@ export const renderInspection = (r: CheckpointInspection): string => {
   if (r.stores.length === 0) lines.push("  state: none (a stateless query)")
   else {
     lines.push(`  state (${r.stateProvider ?? "unknown"} provider):`)
-    for (const s of r.stores) lines.push(`    operator ${s.operatorId} ${s.operatorName}, store '${s.storeName}'`)
+    for (const s of r.stores) {
+      lines.push(
+        `    operator ${s.operatorId} ${s.operatorName}, store '${s.storeName}', state for batches ${s.minBatchId} to ${s.maxBatchId}`
+      )
+    }
+  }
+  if (r.unreadable.length > 0) {
+    lines.push(`  unreadable (${r.unreadable.length}):`)
+    for (const u of r.unreadable) lines.push(`    ${u.path}: ${u.message}`)
   }
   return lines.join("\n")
 }

@@ -8,9 +8,9 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { type Console, Effect, Schema } from "effect"
 import { TestConsole } from "effect/testing"
-import { backlogFraction, main, offsetPosition } from "../../bin/tributary.ts"
+import { aroundStatusLine, backlogFraction, main, makeStatusLine, offsetPosition } from "../../bin/tributary.ts"
 import { MemoryStream, Session } from "../../mod.ts"
 
 const node = join(process.cwd(), "node_modules", ".bin", "node")
@@ -98,12 +98,25 @@ describe("tributary CLI", () => {
       assert.include(meta.stdout, "|0         |stateStoreSave|default       |1            |0         |1         |")
       const unknown = yield* runIn("state", "read", dir, "--operator", "5")
       assert.isFalse(unknown.ok)
-      assert.include(unknown.error, "STDS_FAILED_TO_READ_OPERATOR_METADATA")
+      assert.include(unknown.error, `no stateful operator 5 in ${dir}; its stateful operators are 0 (stateStoreSave)`)
+      const late = yield* runIn("state", "read", dir, "--batch", "99")
+      assert.isFalse(late.ok)
+      assert.include(
+        late.error,
+        "batch 99 has no state to read: operator 0 store 'default' keeps state for the committed batches 0 to 1"
+      )
+      const store = yield* runIn("state", "read", dir, "--store", "left")
+      assert.isFalse(store.ok)
+      assert.include(store.error, "operator 0 (stateStoreSave) has no store 'left'; its stores are 'default'")
       yield* Effect.promise(() => mkdir(join(dir, "offsets"), { recursive: true }))
       yield* Effect.promise(() => writeFile(join(dir, "offsets", "7"), "v9\n{}"))
       const corrupt = yield* runIn("checkpoint", "inspect", dir)
       assert.isFalse(corrupt.ok)
       assert.include(corrupt.error, join(dir, "offsets", "7"))
+      // What can be read is still shown: the batches before the damaged file, and the state.
+      assert.include(corrupt.stdout, "batch 1: committed")
+      assert.include(corrupt.stdout, "operator 0 stateStoreSave, store 'default', state for batches 0 to 1")
+      assert.include(corrupt.stdout, `unreadable (1):\n    ${join(dir, "offsets", "7")}: `)
       yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
     })
   )
@@ -126,6 +139,9 @@ describe("tributary CLI", () => {
       const changed = yield* runIn("checkpoint", "check", dir, join("test", "cli", "fixtures", "sums.ts"))
       assert.isFalse(changed.ok)
       assert.include(changed.stdout, "INCOMPATIBLE [STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE]")
+      // The aggregates by the names the query gives them, not by their expressions (`count(1)`).
+      assert.include(changed.stdout, "Existing value_schema=struct<k:bigint,count:bigint>")
+      assert.include(changed.stdout, "new value_schema=struct<k:bigint,count:string>")
       const missing = yield* runIn("run", join("test", "cli", "fixtures", "nope.ts"))
       assert.isFalse(missing.ok)
       assert.include(missing.error, "cannot load")
@@ -151,6 +167,45 @@ describe("tributary CLI", () => {
     )
     assert.strictEqual(backlogFraction([{ startOffset: 5 }], [{ endOffset: 5, latestOffset: 5 }]), 1)
     assert.strictEqual(backlogFraction([{ startOffset: null }], [{ endOffset: { offset: 1, timestamp: 0 }, latestOffset: 2 }]), undefined)
+  })
+
+  it.effect("as a program: a usage error prints the usage and what is wrong, exit 1", () =>
+    Effect.gen(function* () {
+      const out = yield* run("state", "rd")
+      assert.strictEqual(out.code, 1)
+      const all = out.stdout + out.stderr
+      assert.include(all, 'Unknown subcommand "rd"')
+      assert.notInclude(all, "Help requested")
+      const missing = yield* run("state", "read")
+      assert.strictEqual(missing.code, 1)
+      assert.include(missing.stdout + missing.stderr, "Missing required argument: dir")
+      assert.notInclude(missing.stdout + missing.stderr, "Help requested")
+    })
+  )
+
+  it("run's status line: redrawn below whatever the query prints on a terminal, a line each elsewhere", () => {
+    const written: Array<string> = []
+    const live = makeStatusLine((t) => void written.push(t), true)
+    const printed: Array<string> = []
+    const base = Object.assign(Object.create(console) as Console.Console, {
+      log: (...args: ReadonlyArray<unknown>) => void printed.push(`${written.length}:${args.join(" ")}`)
+    })
+    const routed = aroundStatusLine(live, base)
+    routed.log("before any status")
+    assert.deepStrictEqual(written, [])
+    live.show("batch 0")
+    routed.log("-------------------------------------------\nBatch: 1")
+    live.end()
+    // The line is cleared before the sink prints (at index 2) and drawn again after.
+    assert.deepStrictEqual(written, ["\rbatch 0\u001b[K", "\r\u001b[K", "\rbatch 0\u001b[K", "\n"])
+    assert.deepStrictEqual(printed, ["0:before any status", "2:-------------------------------------------\nBatch: 1"])
+    const lines: Array<string> = []
+    const piped = makeStatusLine((t) => void lines.push(t), false)
+    piped.show("batch 0")
+    aroundStatusLine(piped, base).log("x")
+    piped.show("batch 1")
+    piped.end()
+    assert.deepStrictEqual(lines, ["batch 0\n", "batch 1\n"])
   })
 
   it.effect("as a program: a folder that is not a checkpoint exits 1 with one line on stderr", () =>
