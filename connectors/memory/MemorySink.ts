@@ -8,7 +8,8 @@
  * ids are kept with the table in the session, so a query restarted in the same session on the
  * same checkpoint continues the same table without duplicates. (Spark refuses to resume a memory
  * sink from a checkpoint, except in complete mode; tests and notebooks here rely on resuming.)
- * Like Spark's, the table lives in memory only and does not survive the session.
+ * Like Spark's, the table lives in memory only and does not survive the session. The table exists
+ * from `start()` on, empty until the first batch, as Spark registers its view at start.
  *
  * @since 0.1.0
  */
@@ -72,6 +73,11 @@ export const MemorySink: SinkFormat = {
           })
         )
       }
+      // Spark's `DataStreamWriter.startInternal` registers the temp view over the sink as the
+      // query starts (`resultDf.createOrReplaceTempView(query.name)`), so `spark.table(name)` is
+      // an empty table with the query's output schema before any batch or epoch has committed.
+      // Rows a restarted query's table already holds are kept (see above).
+      ctx.tables.write(name, ctx.schema, [], false)
       return Effect.succeed(makeSink(name, ctx))
     })
 }

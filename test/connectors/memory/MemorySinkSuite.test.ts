@@ -12,7 +12,7 @@ import * as T from "../../../core/DataType.ts"
 import type { InternalRow } from "../../../core/Row.ts"
 import type { OutputMode, SessionTables } from "../../../core/Streaming.ts"
 import { MemorySink } from "../../../connectors/memory/mod.ts"
-import { MemoryStream, Session } from "../../../mod.ts"
+import { F, MemoryStream, Session, Trigger } from "../../../mod.ts"
 
 const schema = T.struct([T.field("value", T.IntegerType)])
 
@@ -142,6 +142,56 @@ describe("MemorySinkSuite", () => {
         [1, 2, 3, 4, 5, 6].map((value) => ({ value, count: 1 }))
       )
       yield* query.stop()
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  // Spark's DataStreamWriter.startInternal: `resultDf.createOrReplaceTempView(query.name)` right
+  // after the query starts, over a MemoryPlan with the query's output attributes (issue #21).
+  for (const [title, trigger] of [
+    ["micro-batch", undefined],
+    ["continuous", Trigger.Continuous("1 hour")]
+  ] as const) {
+    it.effect(`registering as a table: the table exists at start, empty, with the query's schema (${title})`, () =>
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const input = yield* MemoryStream.make(Schema.Struct({ value: Schema.Int }))
+        const writer = input
+          .toDF()
+          .select(F.col("value"), F.col("value").cast("string").as("s"))
+          .writeStream.format("memory")
+          .queryName("memStream")
+        const query = yield* (trigger === undefined ? writer : writer.trigger(trigger)).start()
+        // Resolved before any data: a DataFrame over the table made now sees later rows.
+        const table = spark.table("memStream")
+        assert.deepStrictEqual(
+          table.schema.fields.map((f) => [f.name, f.dataType]),
+          [
+            ["value", T.LongType],
+            ["s", T.StringType]
+          ]
+        )
+        assert.deepStrictEqual([...(yield* table.collect())], [])
+        yield* input.addData([1, 2].map((value) => ({ value })))
+        yield* query.processAllAvailable()
+        assert.sameDeepMembers(
+          [...(yield* table.collect())],
+          [
+            { value: 1, s: "1" },
+            { value: 2, s: "2" }
+          ]
+        )
+        yield* query.stop()
+      }).pipe(Effect.provide(Session.layer()))
+    )
+  }
+
+  it.effect("no table is registered when the sink refuses to start", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const input = yield* MemoryStream.make(Schema.Struct({ value: Schema.Int }))
+      yield* input.toDF().writeStream.format("memory").partitionBy("value").queryName("refused").start().pipe(Effect.flip)
+      const error = yield* spark.table("refused").collect().pipe(Effect.flip)
+      assert.include(error.message, "TABLE_OR_VIEW_NOT_FOUND")
     }).pipe(Effect.provide(Session.layer()))
   )
 
