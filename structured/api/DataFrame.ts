@@ -91,6 +91,15 @@ const sortExpr = (c: ColumnOrName): E.Expression => {
   return e._tag === "SortOrder" ? e : { _tag: "SortOrder", child: e, direction: "asc", nullOrdering: "nullsFirst" }
 }
 
+/**
+ * Spark's `DataFrame`: an immutable, lazily evaluated plan over rows of type `R`, batch or
+ * streaming. Transformations (`select`, `where`, `groupBy`, `join`, `withWatermark`, …) return a
+ * new DataFrame; actions (`collect`, `count`, `show`) are Effects that run the plan, and a
+ * streaming DataFrame runs as a query through `writeStream`. Column names are checked against
+ * `R` at compile time.
+ *
+ * @since 0.1.0
+ */
 export class DataFrame<R = Row> {
   declare readonly _R: R
   /** The logical plan this DataFrame stands for. */

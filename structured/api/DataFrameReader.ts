@@ -42,6 +42,14 @@ export const toStructType = (schema: SchemaInput): T.StructType | string => {
   return schema as T.StructType
 }
 
+/**
+ * Spark's `DataFrameReader` (`spark.read`): reads a batch DataFrame from files or a registered
+ * format — `format(...)`, `schema(...)`, `option(k, v)` / `options({...})`, then `load(paths)` or
+ * a shorthand (`json`, `csv`, `parquet`, `orc`, `avro`, `text`, `table`), and the state data
+ * sources (`statestore`, `state-metadata`).
+ *
+ * @since 0.1.0
+ */
 export class DataFrameReader<R = Row> {
   readonly state: SessionState
   readonly source: string

@@ -29,6 +29,14 @@ import { confBool, type SessionState } from "../contracts/SessionState.ts"
 
 let nextSourceId = 0
 
+/**
+ * Spark's `DataStreamReader` (`spark.readStream`): describes a streaming source — `format(...)`
+ * (`rate`, `socket`, `kafka`, `nexmark`, the file formats, or a registered one), `schema(...)`,
+ * `option(k, v)` / `options({...})` — and `load()` (or a file-format shorthand) gives the
+ * streaming DataFrame.
+ *
+ * @since 0.1.0
+ */
 export class DataStreamReader<R = Row> {
   readonly state: SessionState
   readonly source: string | undefined

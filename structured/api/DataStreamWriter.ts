@@ -77,6 +77,14 @@ export const pathOptionAndParameterError = (method: string): AnalysisError =>
     message: `There is a 'path' option set and ${method}() is called with a path parameter. Either remove the path option, or call ${method}() without the parameter. To ignore this check, set 'spark.sql.legacy.pathOptionBehavior.enabled' to 'true'.`
   })
 
+/**
+ * Spark's `DataStreamWriter` (`df.writeStream`): where and how a streaming DataFrame's results
+ * go — `format(...)` (a sink), `outputMode(...)`, `trigger(...)`, `option(k, v)` (including
+ * `checkpointLocation`), `queryName`, `partitionBy`, `foreach` / `foreachBatch` — and `start()`
+ * runs it as a `StreamingQuery`.
+ *
+ * @since 0.1.0
+ */
 export class DataStreamWriter<R> {
   readonly df: DataFrame<R>
   readonly spec: WriterSpec<unknown>

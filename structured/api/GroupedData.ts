@@ -38,6 +38,13 @@ const DICT_FUNCTIONS: Record<string, (c: string) => Column<any, any>> = {
   approx_count_distinct: (c) => F.approx_count_distinct(c)
 }
 
+/**
+ * Spark's `RelationalGroupedDataset` (`df.groupBy(...)`): the grouping of a DataFrame by columns
+ * or windows, waiting for its aggregates — `agg(...)`, `count()`, `sum`, `avg`, `min`, `max`,
+ * `mean`.
+ *
+ * @since 0.1.0
+ */
 export class GroupedData<R, K> {
   readonly df: DataFrame<R>
   readonly groupingExpressions: ReadonlyArray<E.Expression>

@@ -61,6 +61,13 @@ const badOffset = (json: unknown): ConnectorError =>
     message: `MemoryStream offsets are integers; the checkpoint has ${JSON.stringify(json)}.`
   })
 
+/**
+ * Spark's `MemoryStream`: a streaming source fed from the program (`addData`), for tests and
+ * notebooks; its offsets are the number of rows added, so a query restarted from its checkpoint
+ * continues where it stopped.
+ *
+ * @since 0.1.0
+ */
 export class MemoryStream<A> {
   readonly id: number
   readonly schema: T.StructType
