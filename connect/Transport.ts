@@ -9,13 +9,20 @@ import { createGrpcTransport } from "@connectrpc/connect-node"
 import { Context, Layer } from "effect"
 import type { ConnectAddress } from "./Address.ts"
 
-/** Makes the gRPC transport for an address; a service so that the transport can be replaced. */
-export class SparkConnectTransport extends Context.Service<
+/** What `SparkConnectTransport` provides. */
+interface SparkConnectTransportShape {
+  readonly make: (address: ConnectAddress, interceptors: ReadonlyArray<Interceptor>) => Transport
+}
+const SparkConnectTransportBase: Context.ServiceClass<
   SparkConnectTransport,
-  { readonly make: (address: ConnectAddress, interceptors: ReadonlyArray<Interceptor>) => Transport }
->()("tributary/SparkConnectTransport") {
+  "tributary/SparkConnectTransport",
+  SparkConnectTransportShape
+> = Context.Service<SparkConnectTransport, SparkConnectTransportShape>()("tributary/SparkConnectTransport")
+
+/** Makes the gRPC transport for an address; a service so that the transport can be replaced. */
+export class SparkConnectTransport extends SparkConnectTransportBase {
   /** HTTP/2 gRPC through `@connectrpc/connect-node` (Node; Deno's `node:http2` too). */
-  static readonly node = Layer.succeed(SparkConnectTransport, {
+  static readonly node: Layer.Layer<SparkConnectTransport> = Layer.succeed(SparkConnectTransport, {
     make: (address, interceptors) =>
       createGrpcTransport({
         baseUrl: `${address.useSsl ? "https" : "http"}://${address.host}:${address.port}`,

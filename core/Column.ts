@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import type { DataType } from "./DataType.ts"
 import * as T from "./DataType.ts"
 import * as E from "./Expression.ts"
 import { prettyName } from "./ExpressionName.ts"
@@ -116,7 +117,7 @@ export class Column<out T = unknown, out N extends string = string> {
     return call("substring", [this, lit(pos), lit(len)])
   }
   /** Casts to a Spark type name (`"int"`, `"bigint"`, `"double"`, `"string"`, `"timestamp"`, …) or a `DataType`. */
-  cast<const To extends string | T.DataType>(to: To): Column<CastResult<To>, N> {
+  cast<const To extends string | DataType>(to: To): Column<CastResult<To>, N> {
     const dataType: T.DataType | undefined = typeof to === "string" ? T.parseTypeString(to) : (to as T.DataType)
     if (dataType === undefined) {
       return new Column({ _tag: "InvalidExpression", message: `[UNSUPPORTED_DATATYPE] Unsupported data type "${String(to)}".` }) as never

@@ -5,22 +5,15 @@
  *
  * @since 0.1.0
  */
-import { Data } from "effect"
+import { type Cause, Data } from "effect"
 
-/**
- * The plan cannot run as written: an unresolved column (with a did-you-mean list), a type
- * mismatch, an operation the output mode does not support, a missing watermark.
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { AnalysisError } from "tributary-streaming"
- * const handled = Effect.fail(new AnalysisError({ reason: "UnresolvedColumn", message: "no column x" }))
- *   .pipe(Effect.catchTag("AnalysisError", (e) => Effect.succeed(e.reason)))
- * ```
- * @since 0.1.0
- */
-export class AnalysisError extends Data.TaggedError("AnalysisError")<{
+/** The constructor `Data.TaggedError(tag)<A>` returns, written out (JSR wants explicit types). */
+type TaggedErrorBase<Tag extends string, A> = new (
+  args: A
+) => Cause.YieldableError & { readonly _tag: Tag } & Readonly<A>
+
+/** The fields of {@link AnalysisError}. */
+interface AnalysisErrorFields {
   readonly reason:
     | "UnresolvedColumn"
     | "AmbiguousReference"
@@ -37,15 +30,27 @@ export class AnalysisError extends Data.TaggedError("AnalysisError")<{
   readonly suggestions?: ReadonlyArray<string>
   /** Spark's error class where one applies, e.g. `UNRESOLVED_COLUMN.WITH_SUGGESTION`. */
   readonly errorClass?: string
-}> {}
+}
+const AnalysisErrorBase: TaggedErrorBase<"AnalysisError", AnalysisErrorFields> =
+  Data.TaggedError("AnalysisError")<AnalysisErrorFields>
 
 /**
- * A streaming query failed. Wraps the cause and names the batch (and operator, when one is to
- * blame). `awaitTermination` and `exception()` report it.
+ * The plan cannot run as written: an unresolved column (with a did-you-mean list), a type
+ * mismatch, an operation the output mode does not support, a missing watermark.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AnalysisError } from "tributary-streaming"
+ * const handled = Effect.fail(new AnalysisError({ reason: "UnresolvedColumn", message: "no column x" }))
+ *   .pipe(Effect.catchTag("AnalysisError", (e) => Effect.succeed(e.reason)))
+ * ```
  * @since 0.1.0
  */
-export class StreamingQueryError extends Data.TaggedError("StreamingQueryError")<{
+export class AnalysisError extends AnalysisErrorBase {}
+
+/** The fields of {@link StreamingQueryError}. */
+interface StreamingQueryErrorFields {
   readonly message: string
   readonly queryId: string
   readonly runId: string
@@ -59,7 +64,27 @@ export class StreamingQueryError extends Data.TaggedError("StreamingQueryError")
   readonly startOffset?: string | undefined
   /** Spark's `StreamingQueryException.endOffset`: the offsets of the batch that was running. */
   readonly endOffset?: string | undefined
-}> {}
+}
+const StreamingQueryErrorBase: TaggedErrorBase<"StreamingQueryError", StreamingQueryErrorFields> =
+  Data.TaggedError("StreamingQueryError")<StreamingQueryErrorFields>
+
+/**
+ * A streaming query failed. Wraps the cause and names the batch (and operator, when one is to
+ * blame). `awaitTermination` and `exception()` report it.
+ *
+ * @since 0.1.0
+ */
+export class StreamingQueryError extends StreamingQueryErrorBase {}
+
+/** The fields of {@link CheckpointError}. */
+interface CheckpointErrorFields {
+  readonly reason: "Corrupt" | "LogGap" | "Incompatible" | "ConcurrentUse" | "Io" | "UnsupportedVersion"
+  readonly message: string
+  readonly path: string
+  readonly cause?: unknown
+}
+const CheckpointErrorBase: TaggedErrorBase<"CheckpointError", CheckpointErrorFields> =
+  Data.TaggedError("CheckpointError")<CheckpointErrorFields>
 
 /**
  * A checkpoint cannot be used: unreadable or corrupt files, a gap in a log, a foreign or
@@ -67,12 +92,18 @@ export class StreamingQueryError extends Data.TaggedError("StreamingQueryError")
  *
  * @since 0.1.0
  */
-export class CheckpointError extends Data.TaggedError("CheckpointError")<{
-  readonly reason: "Corrupt" | "LogGap" | "Incompatible" | "ConcurrentUse" | "Io" | "UnsupportedVersion"
+export class CheckpointError extends CheckpointErrorBase {}
+
+/** The fields of {@link StateStoreError}. */
+interface StateStoreErrorFields {
+  readonly reason: "VersionNotFound" | "CommitFailed" | "SchemaIncompatible" | "Corrupt" | "Io" | "InvalidUsage"
   readonly message: string
-  readonly path: string
+  readonly operatorId?: number | undefined
+  readonly path?: string | undefined
   readonly cause?: unknown
-}> {}
+}
+const StateStoreErrorBase: TaggedErrorBase<"StateStoreError", StateStoreErrorFields> =
+  Data.TaggedError("StateStoreError")<StateStoreErrorFields>
 
 /**
  * The state store failed: a version that is not there, a commit that did not land, a state
@@ -80,22 +111,10 @@ export class CheckpointError extends Data.TaggedError("CheckpointError")<{
  *
  * @since 0.1.0
  */
-export class StateStoreError extends Data.TaggedError("StateStoreError")<{
-  readonly reason: "VersionNotFound" | "CommitFailed" | "SchemaIncompatible" | "Corrupt" | "Io" | "InvalidUsage"
-  readonly message: string
-  readonly operatorId?: number | undefined
-  readonly path?: string | undefined
-  readonly cause?: unknown
-}> {}
+export class StateStoreError extends StateStoreErrorBase {}
 
-/**
- * A source or sink failed. `domain` says whose fault it is (`user`: bad options or input;
- * `external`: the broker, the disk, the network; `internal`: a bug here) and `retryable` whether
- * trying again can help.
- *
- * @since 0.1.0
- */
-export class ConnectorError extends Data.TaggedError("ConnectorError")<{
+/** The fields of {@link ConnectorError}. */
+interface ConnectorErrorFields {
   readonly connector: string
   readonly domain: "user" | "external" | "internal"
   readonly retryable: boolean
@@ -105,7 +124,25 @@ export class ConnectorError extends Data.TaggedError("ConnectorError")<{
   readonly errorClass?: string
   /** Spark's SQLSTATE when the failure came from Spark. */
   readonly sqlState?: string
-}> {}
+}
+const ConnectorErrorBase: TaggedErrorBase<"ConnectorError", ConnectorErrorFields> =
+  Data.TaggedError("ConnectorError")<ConnectorErrorFields>
+
+/**
+ * A source or sink failed. `domain` says whose fault it is (`user`: bad options or input;
+ * `external`: the broker, the disk, the network; `internal`: a bug here) and `retryable` whether
+ * trying again can help.
+ *
+ * @since 0.1.0
+ */
+export class ConnectorError extends ConnectorErrorBase {}
+
+/** The fields of {@link IllegalStateError}. */
+interface IllegalStateErrorFields {
+  readonly message: string
+}
+const IllegalStateErrorBase: TaggedErrorBase<"IllegalStateError", IllegalStateErrorFields> =
+  Data.TaggedError("IllegalStateError")<IllegalStateErrorFields>
 
 /**
  * A DStream or StreamingContext was used in a state that does not allow it (Spark's
@@ -113,9 +150,7 @@ export class ConnectorError extends Data.TaggedError("ConnectorError")<{
  *
  * @since 0.1.0
  */
-export class IllegalStateError extends Data.TaggedError("IllegalStateError")<{
-  readonly message: string
-}> {}
+export class IllegalStateError extends IllegalStateErrorBase {}
 
 /** Levenshtein distance, for did-you-mean suggestions. */
 const distance = (a: string, b: string): number => {

@@ -64,7 +64,7 @@ export abstract class DStreamNode<T> {
   mustCheckpoint = false
   /** Spark's `storageLevel` (`"NONE"` until persisted; every batch is in memory here either way). */
   storageLevel = "NONE"
-  readonly generated = new Map<number, RDD<T>>()
+  readonly generated: Map<number, RDD<T>> = new Map<number, RDD<T>>()
 
   constructor(ctx: ContextCore) {
     this.ctx = ctx

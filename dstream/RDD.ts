@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import type { Schema } from "effect"
-import type * as T from "../core/DataType.ts"
+import type { StructType } from "../core/DataType.ts"
 import type { DataFrame } from "../structured/api/DataFrame.ts"
 import type { Row } from "../structured/api/RowTypes.ts"
 import type { SessionShape } from "../structured/api/Session.ts"
@@ -249,7 +249,7 @@ export class RDD<T> {
    * An RDD made outside a StreamingContext (`RDD.parallelize`) has no session: pass one.
    */
   toDF<S extends Schema.Top>(schema: S, session?: SessionShape): DataFrame<S["Type"]>
-  toDF(schema: T.StructType | string, session?: SessionShape): DataFrame<Row>
+  toDF(schema: StructType | string, session?: SessionShape): DataFrame<Row>
   toDF(schema: any, session?: SessionShape): DataFrame<any> {
     const s = session ?? this.session
     if (s === undefined) {

@@ -44,6 +44,11 @@ import type { MemoryStream } from "./api/MemoryStream.ts"
 import type { Session } from "./api/Session.ts"
 import type { StreamingQuery } from "./contracts/StreamingQuery.ts"
 
+/** The constructor `Data.TaggedError(tag)<A>` returns, written out (JSR wants explicit types). */
+type TaggedErrorBase<Tag extends string, A> = new (
+  args: A
+) => Cause.YieldableError & { readonly _tag: Tag } & Readonly<A>
+
 /** Options of `StartStream`. */
 export interface StartStreamOptions {
   readonly trigger?: Trigger
@@ -138,11 +143,16 @@ export const Execute = (
   run: Effect.Effect<unknown, unknown> | ((query: StreamingQuery | undefined) => Effect.Effect<unknown, unknown>)
 ): StreamAction => ({ _tag: "Execute", run: typeof run === "function" ? run : () => run })
 
-/** A script step did not hold. `message` shows the step, the expected and the actual answer. */
-export class TestStreamFailure extends Data.TaggedError("TestStreamFailure")<{
+/** The fields of {@link TestStreamFailure}. */
+interface TestStreamFailureFields {
   readonly message: string
   readonly step: number
-}> {}
+}
+const TestStreamFailureBase: TaggedErrorBase<"TestStreamFailure", TestStreamFailureFields> =
+  Data.TaggedError("TestStreamFailure")<TestStreamFailureFields>
+
+/** A script step did not hold. `message` shows the step, the expected and the actual answer. */
+export class TestStreamFailure extends TestStreamFailureBase {}
 
 const canonical = (v: unknown): unknown => {
   if (v instanceof Date) return { $date: v.getTime() }

@@ -322,12 +322,17 @@ export const makeShape = (state: State.SessionState): SessionShape => {
   }
 }
 
+const SessionBase: Context.ServiceClass<Session, "tributary/Session", SessionShape> = Context.Service<
+  Session,
+  SessionShape
+>()("tributary/Session")
+
 /**
  * The session service. `yield* Session` inside `Effect.gen` gives `spark`.
  *
  * @since 0.1.0
  */
-export class Session extends Context.Service<Session, SessionShape>()("tributary/Session") {
+export class Session extends SessionBase {
   /** A session with the given options; everything it opens is closed when the layer is released. */
   static readonly layer = (options: SessionOptions = {}): Layer.Layer<Session> =>
     Session.layerWithProvider(options).pipe(Layer.provide(StateStoreProviders.layer(options.stateStore)))

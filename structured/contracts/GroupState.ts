@@ -26,8 +26,13 @@
  * ```
  * @since 0.1.0
  */
-import { Data, Duration } from "effect"
+import { type Cause, Data, Duration } from "effect"
 import { intervalToMs, parseInterval } from "../../core/Durations.ts"
+
+/** The constructor `Data.TaggedError(tag)<A>` returns, written out (JSR wants explicit types). */
+type TaggedErrorBase<Tag extends string, A> = new (
+  args: A
+) => Cause.YieldableError & { readonly _tag: Tag } & Readonly<A>
 
 /**
  * How keys time out (Spark's `GroupStateTimeout`): never, on the batch clock
@@ -49,6 +54,16 @@ export const GroupStateTimeout = {
   EventTimeTimeout: "EventTimeTimeout"
 } as const satisfies Record<GroupStateTimeout, GroupStateTimeout>
 
+/** The fields of {@link GroupStateError}. */
+interface GroupStateErrorFields {
+  readonly reason: "NoSuchElement" | "IllegalArgument" | "UnsupportedOperation"
+  readonly message: string
+  /** Spark's error class, where Spark gives one (`_LEGACY_ERROR_TEMP_2203`, …). */
+  readonly errorClass?: string
+}
+const GroupStateErrorBase: TaggedErrorBase<"GroupStateError", GroupStateErrorFields> =
+  Data.TaggedError("GroupStateError")<GroupStateErrorFields>
+
 /**
  * Thrown by a `GroupState` method used against Spark's rules. `reason` names the Java exception
  * Spark throws (`NoSuchElement` for `get()` on absent state, `IllegalArgument` for bad values,
@@ -57,12 +72,19 @@ export const GroupStateTimeout = {
  *
  * @since 0.1.0
  */
-export class GroupStateError extends Data.TaggedError("GroupStateError")<{
-  readonly reason: "NoSuchElement" | "IllegalArgument" | "UnsupportedOperation"
+export class GroupStateError extends GroupStateErrorBase {}
+
+/** The fields of {@link FlatMapGroupsWithStateUserFuncError}. */
+interface FlatMapGroupsWithStateUserFuncErrorFields {
   readonly message: string
-  /** Spark's error class, where Spark gives one (`_LEGACY_ERROR_TEMP_2203`, …). */
-  readonly errorClass?: string
-}> {}
+  readonly errorClass: "FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR"
+  readonly cause: unknown
+}
+const FlatMapGroupsWithStateUserFuncErrorBase: TaggedErrorBase<
+  "FlatMapGroupsWithStateUserFuncError",
+  FlatMapGroupsWithStateUserFuncErrorFields
+> =
+  Data.TaggedError("FlatMapGroupsWithStateUserFuncError")<FlatMapGroupsWithStateUserFuncErrorFields>
 
 /**
  * What a streaming `[flat]MapGroupsWithState` fails with when the user function (or the
@@ -80,11 +102,7 @@ export class GroupStateError extends Data.TaggedError("GroupStateError")<{
  * ```
  * @since 0.1.0
  */
-export class FlatMapGroupsWithStateUserFuncError extends Data.TaggedError("FlatMapGroupsWithStateUserFuncError")<{
-  readonly message: string
-  readonly errorClass: "FLATMAPGROUPSWITHSTATE_USER_FUNCTION_ERROR"
-  readonly cause: unknown
-}> {
+export class FlatMapGroupsWithStateUserFuncError extends FlatMapGroupsWithStateUserFuncErrorBase {
   /** Wraps what the user function threw (Spark's reason: the cause's message, or empty). */
   static wrap(cause: unknown): FlatMapGroupsWithStateUserFuncError {
     const reason =
