@@ -153,6 +153,18 @@ class Walker {
       }
       case "Union":
         return this.union(p)
+      case "Intersect":
+      case "Except":
+        // pyspark's DataFrame.intersect / intersectAll / subtract / exceptAll
+        return {
+          case: "setOp",
+          value: create(PR.SetOperationSchema, {
+            leftInput: this.relation(p.left),
+            rightInput: this.relation(p.right),
+            setOpType: p._tag === "Intersect" ? PR.SetOperation_SetOpType.INTERSECT : PR.SetOperation_SetOpType.EXCEPT,
+            isAll: p.isAll
+          })
+        }
       case "Generate":
         // Only the analyzer makes a Generate; pyspark's form of it is a select of the generator
         // next to every column, which Spark's analyzer turns back into a Generate.

@@ -25,6 +25,8 @@ export type LogicalPlan =
   | Distinct
   | Deduplicate
   | Union
+  | Intersect
+  | Except
   | Generate
   | WithColumns
   | WithColumnsRenamed
@@ -149,6 +151,31 @@ export interface Union {
   readonly children: ReadonlyArray<LogicalPlan>
   readonly byName: boolean
   readonly allowMissingColumns: boolean
+}
+
+/**
+ * Spark's `Intersect(left, right, isAll)`: the rows of `left` also in `right`, columns matched by
+ * position and compared null-safely (`intersect` keeps distinct rows, `intersectAll` keeps each
+ * row as often as it occurs on both sides).
+ */
+export interface Intersect {
+  readonly _tag: "Intersect"
+  readonly planId: number
+  readonly left: LogicalPlan
+  readonly right: LogicalPlan
+  readonly isAll: boolean
+}
+
+/**
+ * Spark's `Except(left, right, isAll)`: the rows of `left` not in `right` (`except`/`subtract`
+ * distinct, `exceptAll` keeps a row as often as it occurs more on the left than on the right).
+ */
+export interface Except {
+  readonly _tag: "Except"
+  readonly planId: number
+  readonly left: LogicalPlan
+  readonly right: LogicalPlan
+  readonly isAll: boolean
 }
 
 /** A generator (`explode`) applied to every row; `generatorOutput` are the new columns. */
@@ -292,6 +319,8 @@ export const children = (p: LogicalPlan): ReadonlyArray<LogicalPlan> => {
     case "StreamingRelation":
       return []
     case "Join":
+    case "Intersect":
+    case "Except":
       return [p.left, p.right]
     case "Union":
       return p.children
@@ -328,6 +357,8 @@ export const withChildren = (p: LogicalPlan, next: ReadonlyArray<LogicalPlan>): 
     case "StreamingRelation":
       return p
     case "Join":
+    case "Intersect":
+    case "Except":
       return { ...p, left: next[0], right: next[1] }
     case "Union":
       return { ...p, children: next }
@@ -395,6 +426,8 @@ export const expressions = (p: LogicalPlan): ReadonlyArray<Expression> => {
     case "Limit":
     case "Distinct":
     case "Union":
+    case "Intersect":
+    case "Except":
     case "WithColumnsRenamed":
     case "TypedFilter":
     case "MapElements":

@@ -294,6 +294,10 @@ const nodeText = (p: P.LogicalPlan, parsed: boolean): string => {
     }
     case "Union":
       return `Union ${p.byName}, ${p.allowMissingColumns}`
+    case "Intersect":
+    case "Except":
+      // Spark's `nodeName` (`IntersectAll` when isAll) and `argString` (isAll)
+      return `${p._tag}${p.isAll ? "All" : ""} ${p.isAll}`
     case "Generate": {
       const g = p.generator
       const outer = g._tag === "Explode" && g.outer

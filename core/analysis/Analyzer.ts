@@ -43,7 +43,7 @@ import {
   semanticKey
 } from "./Resolver.ts"
 import { stableExprId, stablePlanId } from "./StableIds.ts"
-import { resolveUnion } from "./UnionResolution.ts"
+import { resolveSetOperation, resolveUnion } from "./UnionResolution.ts"
 import { extractTimeWindow, typeSessionWindow } from "./WindowResolution.ts"
 import {
   AnalysisFailure,
@@ -671,6 +671,9 @@ class Analyzer implements Resolver {
       }
       case "Union":
         return resolveUnion(this, p)
+      case "Intersect":
+      case "Except":
+        return resolveSetOperation(this, p)
       case "Generate":
         return this.resolveGenerate(p)
       case "WithColumns":

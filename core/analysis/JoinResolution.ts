@@ -187,6 +187,8 @@ const dedupRight = (left: P.LogicalPlan, right: P.LogicalPlan, owner: object): P
       case "Limit":
       case "Distinct":
       case "Union":
+      case "Intersect":
+      case "Except":
       case "TypedFilter":
       case "SubqueryAlias":
       case "WithColumns":

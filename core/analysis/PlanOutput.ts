@@ -174,6 +174,14 @@ const computeOutput = (p: P.LogicalPlan): ReadonlyArray<E.AttributeReference> =>
           return l
       }
     }
+    case "Intersect": {
+      // Spark's Intersect.output: a column is nullable only when it is on both sides
+      const r = output(p.right)
+      return output(p.left).map((a, i) => withNullability(a, a.nullable && r[i]?.nullable === true))
+    }
+    case "Except":
+      // Spark's Except.output: the left side's (the right's rows are only removed)
+      return output(p.left)
     case "Union": {
       const outs = p.children.map(output)
       const first = outs[0] ?? []

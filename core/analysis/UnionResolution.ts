@@ -19,6 +19,7 @@ import {
   findWiderTypeForTwo,
   implicitCast,
   ordinalNumber,
+  toSQLId,
   toSQLType
 } from "./TypeCoercion.ts"
 
@@ -26,6 +27,56 @@ export const resolveUnion = (r: Resolver, p: P.Union): P.LogicalPlan => {
   let children = p.children.map((c) => r.resolve(c))
   if (children.length === 0) return p
   if (p.byName) children = unionByName(r, children, p)
+  const widened = widenSetOperation(r, p, children, "UNION")
+  return widened === undefined ? { ...p, children } : { ...p, children: widened }
+}
+
+/**
+ * `intersect`, `intersectAll`, `except`, `exceptAll`: columns matched by position, as for a
+ * union (Spark's `CheckAnalysis` for every `SetOperation` and `WidenSetOperationTypes`); the
+ * operator is named in errors by Spark's `toSQLStmt(nodeName)` (`INTERSECTALL`, `EXCEPT`, …).
+ */
+export const resolveSetOperation = (r: Resolver, p: P.Intersect | P.Except): P.LogicalPlan => {
+  const left = r.resolve(p.left)
+  const right = r.resolve(p.right)
+  const name = `${p._tag}${p.isAll ? "All" : ""}`.toUpperCase()
+  const widened = widenSetOperation(r, p, [left, right], name)
+  // CheckAnalysis's mapColumnInSetOperation: map values have no equality
+  const mapCol = output(widened?.[0] ?? left).find((a) => hasMapType(a.dataType))
+  if (mapCol !== undefined) {
+    failClass(
+      "DataTypeMismatch",
+      "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE",
+      `The feature is not supported: Cannot have MAP type columns in DataFrame which calls set operations (INTERSECT, EXCEPT, etc.), but the type of column ${toSQLId(mapCol.name)} is ${toSQLType(mapCol.dataType)}.`
+    )
+  }
+  if (widened !== undefined) return { ...p, left: widened[0], right: widened[1] }
+  return left === p.left && right === p.right ? p : { ...p, left, right }
+}
+
+const hasMapType = (t: T.DataType): boolean => {
+  switch (t._tag) {
+    case "map":
+      return true
+    case "array":
+      return hasMapType(t.elementType)
+    case "struct":
+      return t.fields.some((f) => hasMapType(f.dataType))
+    default:
+      return false
+  }
+}
+
+/**
+ * The column count check and type widening shared by every set operation: `undefined` when the
+ * children already agree on every column type, else the children with casts added.
+ */
+const widenSetOperation = (
+  r: Resolver,
+  p: P.LogicalPlan,
+  children: ReadonlyArray<P.LogicalPlan>,
+  operator: string
+): Array<P.LogicalPlan> | undefined => {
   const first = output(children[0])
   children.slice(1).forEach((c, ti) => {
     const n = output(c).length
@@ -33,14 +84,14 @@ export const resolveUnion = (r: Resolver, p: P.Union): P.LogicalPlan => {
       failClass(
         "InvalidPlan",
         "NUM_COLUMNS_MISMATCH",
-        `UNION can only be performed on inputs with the same number of columns, but the first input has ${first.length} columns and the ${ordinalNumber(ti + 1)} input has ${n} columns.`
+        `${operator} can only be performed on inputs with the same number of columns, but the first input has ${first.length} columns and the ${ordinalNumber(ti + 1)} input has ${n} columns.`
       )
     }
   })
   // WidenSetOperationTypes + CheckAnalysis
   const outs = children.map(output)
   const needsWidening = first.some((_, i) => outs.some((o) => !T.sameType(o[i].dataType, first[i].dataType)))
-  if (!needsWidening) return { ...p, children, byName: p.byName, allowMissingColumns: p.allowMissingColumns }
+  if (!needsWidening) return undefined
   const targets = first.map((_, i) =>
     findWiderCommonType(
       outs.map((o) => o[i].dataType),
@@ -54,7 +105,7 @@ export const resolveUnion = (r: Resolver, p: P.Union): P.LogicalPlan => {
           failClass(
             "DataTypeMismatch",
             "INCOMPATIBLE_COLUMN_TYPE",
-            `UNION can only be performed on tables with compatible column types. The ${ordinalNumber(ci)} column of the ${ordinalNumber(ti + 1)} table is ${toSQLType(a.dataType)} type which is not compatible with ${toSQLType(first[ci].dataType)} at the same column of the first table..`
+            `${operator} can only be performed on tables with compatible column types. The ${ordinalNumber(ci)} column of the ${ordinalNumber(ti + 1)} table is ${toSQLType(a.dataType)} type which is not compatible with ${toSQLType(first[ci].dataType)} at the same column of the first table..`
           )
         }
       })
@@ -64,10 +115,10 @@ export const resolveUnion = (r: Resolver, p: P.Union): P.LogicalPlan => {
     return failClass(
       "DataTypeMismatch",
       "INCOMPATIBLE_COLUMN_TYPE",
-      `UNION can only be performed on tables with compatible column types. The ${ordinalNumber(ci)} column of the second table is ${toSQLType(outs[1][ci].dataType)} type which is not compatible with ${toSQLType(first[ci].dataType)} at the same column of the first table..`
+      `${operator} can only be performed on tables with compatible column types. The ${ordinalNumber(ci)} column of the second table is ${toSQLType(outs[1][ci].dataType)} type which is not compatible with ${toSQLType(first[ci].dataType)} at the same column of the first table..`
     )
   }
-  const widened = children.map((c, ci): P.LogicalPlan => {
+  return children.map((c, ci): P.LogicalPlan => {
     const list = output(c).map((a, i): E.Expression => {
       const t = targets[i] as T.DataType
       return equalsType(a.dataType, t)
@@ -76,7 +127,6 @@ export const resolveUnion = (r: Resolver, p: P.Union): P.LogicalPlan => {
     })
     return { _tag: "Project", planId: stablePlanId(p, `widen:${ci}`), projectList: list, child: c }
   })
-  return { ...p, children: widened }
 }
 
 /** Spark's `ResolveUnion` for `unionByName`: every child reordered to the first child's names. */

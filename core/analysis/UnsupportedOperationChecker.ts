@@ -516,6 +516,8 @@ const isStatefulOperation = (p: P.LogicalPlan): boolean => {
     case "Sort":
     case "Limit":
     case "Union":
+    case "Intersect":
+    case "Except":
     case "Generate":
     case "WithColumns":
     case "WithColumnsRenamed":
@@ -658,6 +660,22 @@ const checkOperator = (
         )
       }
       return undefined
+    case "Except":
+      if (P.isStreaming(p.right)) {
+        return unsupported("Except on a streaming DataFrame/Dataset on the right is not supported")
+      }
+      // Spark lets a streaming left side through here and plans its rewrite (a streaming
+      // aggregation over a left anti join, ReplaceExceptWithAntiJoin / RewriteExceptAll); the
+      // local engine has no streaming plan for it (docs/differences.md).
+      return P.isStreaming(p.left)
+        ? unsupported(
+            `${p.isAll ? "exceptAll" : "except"} of a streaming DataFrame/Dataset is not supported by the local engine; use a left_anti join with the static side and dropDuplicates`
+          )
+        : undefined
+    case "Intersect":
+      return P.isStreaming(p.left) || P.isStreaming(p.right)
+        ? unsupported("Intersect of streaming DataFrames/Datasets is not supported")
+        : undefined
     case "Union": {
       const kinds = new Set(p.children.map(P.isStreaming))
       return kinds.size === 2
@@ -874,6 +892,10 @@ const continuousUnsupportedName = (p: P.LogicalPlan): string | undefined => {
     case "Union":
       // a union with a batch side already failed the streaming checks
       return undefined
+    case "Intersect":
+    case "Except":
+      // Spark's nodeName
+      return `${p._tag}${p.isAll ? "All" : ""}`
     case "EventTimeWatermark":
       return "EventTimeWatermark"
     case "TransformWithState":

@@ -546,6 +546,8 @@ const nodeReferences = (p: P.LogicalPlan): Set<number> => {
     case "FlatMapGroupsWithState":
     case "SubqueryAlias":
     case "Union":
+    case "Intersect":
+    case "Except":
       // they need every input column: set semantics, user functions over whole rows
       return new Set(P.children(p).flatMap((c) => output(c).map((a) => a.exprId)))
     case "EventTimeWatermark":

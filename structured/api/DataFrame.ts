@@ -424,6 +424,73 @@ export class DataFrame<R = Row> {
     })
   }
 
+  /**
+   * The distinct rows of this DataFrame that are also in `other` (Spark's `intersect`, SQL's
+   * `INTERSECT`): columns matched by position and widened to common types, rows compared
+   * null-safely. Refused on streaming DataFrames.
+   *
+   * @example
+   * ```ts
+   * // a: x = 1, 1, 2, null   b: x = 1, null, 3
+   * // a.intersect(b).collect()  → [{ x: 1 }, { x: null }]
+   * ```
+   */
+  intersect(other: DataFrame<R>): DataFrame<R> {
+    return this.setOperation(other, "Intersect", false)
+  }
+
+  /**
+   * The rows of this DataFrame that are also in `other`, each as often as it occurs in both
+   * (Spark's `intersectAll`, SQL's `INTERSECT ALL`).
+   *
+   * @example
+   * ```ts
+   * // a: x = 1, 1, 1, 2   b: x = 1, 1, 3
+   * // a.intersectAll(b).collect()  → [{ x: 1 }, { x: 1 }]
+   * ```
+   */
+  intersectAll(other: DataFrame<R>): DataFrame<R> {
+    return this.setOperation(other, "Intersect", true)
+  }
+
+  /**
+   * The distinct rows of this DataFrame that are not in `other` (Spark's `except`, SQL's
+   * `EXCEPT` / `EXCEPT DISTINCT`); `subtract` is the same.
+   *
+   * @example
+   * ```ts
+   * // a: x = 1, 1, 2, null   b: x = 2
+   * // a.except(b).collect()  → [{ x: 1 }, { x: null }]
+   * ```
+   */
+  except(other: DataFrame<R>): DataFrame<R> {
+    return this.setOperation(other, "Except", false)
+  }
+
+  /** Same as `except` (pyspark's name). */
+  subtract(other: DataFrame<R>): DataFrame<R> {
+    return this.except(other)
+  }
+
+  /**
+   * The rows of this DataFrame without those in `other`, keeping duplicates: a row occurring
+   * l times here and r times in `other` occurs max(l - r, 0) times (Spark's `exceptAll`, SQL's
+   * `EXCEPT ALL`).
+   *
+   * @example
+   * ```ts
+   * // a: x = 1, 1, 1, 2   b: x = 1
+   * // a.exceptAll(b).collect()  → [{ x: 1 }, { x: 1 }, { x: 2 }]
+   * ```
+   */
+  exceptAll(other: DataFrame<R>): DataFrame<R> {
+    return this.setOperation(other, "Except", true)
+  }
+
+  private setOperation(other: DataFrame<R>, tag: "Intersect" | "Except", isAll: boolean): DataFrame<R> {
+    return this.join2(other, { _tag: tag, planId: Plan.newPlanId(), left: this.plan, right: other.plan, isAll })
+  }
+
   /** Same as `union`. */
   unionAll(other: DataFrame<R>): DataFrame<R> {
     return this.union(other)

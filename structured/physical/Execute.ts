@@ -23,6 +23,7 @@ import type { DataSourceRelation, JoinType, StreamingRelation } from "../../core
 import { comparator } from "../../core/Ordering.ts"
 import { type InternalRow, toExternal, toInternal } from "../../core/Row.ts"
 import { NO_KEY, groupingKey, isDirectKey, joinKey, normalizer } from "./HashKeys.ts"
+import { setOperationRows } from "./SetOperationExec.ts"
 import type * as P from "./SparkPlan.ts"
 import { executeStatefulAggregate } from "./stateful/StatefulAggregateExec.ts"
 import { fusedWindow } from "./stateful/FusedWindow.ts"
@@ -168,6 +169,8 @@ const run = (
         Effect.forEach(p.children, (c) => run(c, ctx, cctx)),
         (parts) => ([] as Array<InternalRow>).concat(...parts)
       )
+    case "SetOperationExec":
+      return binary(p.left, p.right, (l, r) => setOperationRows(p, l, r))
     case "GenerateExec":
       return unary(p.child, (rows) =>
         p.generator._tag === "Explode"

@@ -307,6 +307,8 @@ const nodeString = (p: P.SparkPlan): string => {
       return `Deduplicate ${list(p.keys.map(attributeString))}`
     case "UnionExec":
       return "Union"
+    case "SetOperationExec":
+      return `${p.kind === "intersect" ? "Intersect" : "Except"}${p.isAll ? "All" : ""} ${list(p.output.map(attributeString))}`
     case "GenerateExec":
       return `Generate ${expressionString(p.generator)}, ${list(p.child.output.map(attributeString))}, ${
         p.generator._tag === "Explode" ? p.generator.outer : false

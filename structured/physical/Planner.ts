@@ -557,6 +557,18 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean, streaming: boolean): P.Spar
       const children = p.children.map((c) => planNode(c, false, streaming))
       return { _tag: "UnionExec", output: PlanOutput.output(p), children }
     }
+    case "Intersect":
+    case "Except":
+      // The checker refuses these over streams (Spark's UnsupportedOperationChecker), so both
+      // sides are batch inputs here.
+      return {
+        _tag: "SetOperationExec",
+        output: PlanOutput.output(p),
+        kind: p._tag === "Intersect" ? "intersect" : "except",
+        isAll: p.isAll,
+        left: planNode(p.left, false, streaming),
+        right: planNode(p.right, false, streaming)
+      }
     case "Generate": {
       const child = planNode(p.child, false, streaming)
       const g = stripAlias(p.generator)

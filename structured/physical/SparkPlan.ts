@@ -41,6 +41,7 @@ export type SparkPlan =
   | TakeOrderedAndProjectExec
   | DeduplicateExec
   | UnionExec
+  | SetOperationExec
   | GenerateExec
   | MapElementsExec
   | EventTimeWatermarkExec
@@ -205,6 +206,20 @@ export interface UnionExec {
   readonly _tag: "UnionExec"
   readonly output: ReadonlyArray<AttributeReference>
   readonly children: ReadonlyArray<SparkPlan>
+}
+
+/**
+ * `intersect` / `intersectAll` / `except` / `exceptAll` of two batch inputs, by hashing whole
+ * rows (`SetOperationExec.ts`; Spark plans its rewrites into semi/anti joins and aggregates).
+ * Output is the logical operator's (the left side's attributes).
+ */
+export interface SetOperationExec {
+  readonly _tag: "SetOperationExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly kind: "intersect" | "except"
+  readonly isAll: boolean
+  readonly left: SparkPlan
+  readonly right: SparkPlan
 }
 
 /**
@@ -389,6 +404,7 @@ export const children = (p: SparkPlan): ReadonlyArray<SparkPlan> => {
     case "ShuffledHashJoinExec":
     case "BroadcastNestedLoopJoinExec":
     case "StreamingSymmetricHashJoinExec":
+    case "SetOperationExec":
       return [p.left, p.right]
     case "UnionExec":
       return p.children
@@ -431,6 +447,7 @@ export const withChildren = (p: SparkPlan, next: ReadonlyArray<SparkPlan>): Spar
     case "ShuffledHashJoinExec":
     case "BroadcastNestedLoopJoinExec":
     case "StreamingSymmetricHashJoinExec":
+    case "SetOperationExec":
       return { ...p, left: next[0], right: next[1] }
     case "UnionExec":
       return { ...p, children: next }
