@@ -151,9 +151,15 @@ const REFRESH_MS = 1000
  * @since 0.1.0
  */
 export const displayQuery = async (query: StreamingQuery): Promise<MimeBundle> => {
-  const first = await Effect.runPromise(queryBundle(query))
   const jupyter = denoJupyter()
-  if (jupyter === undefined) return first
+  if (jupyter === undefined) return Effect.runPromise(queryBundle(query))
+  await showLiveCard(query, jupyter)
+  return {}
+}
+
+/** Shows the query's card under a display id and refreshes it every second until the query stops. */
+const showLiveCard = async (query: StreamingQuery, jupyter: DenoJupyter): Promise<void> => {
+  const first = await Effect.runPromise(queryBundle(query))
   const displayId = `tributary-${query.runId}`
   await jupyter.display(first, { raw: true, display_id: displayId })
   const timer = setInterval(() => {
@@ -169,7 +175,45 @@ export const displayQuery = async (query: StreamingQuery): Promise<MimeBundle> =
   const t = timer as unknown as { unref?: () => void }
   if (typeof t.unref === "function") t.unref()
   else (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno?.unrefTimer?.(timer as unknown as number)
-  return {}
+}
+
+/** Marks a query whose card can be shown live (set by `attachQueryDisplay`). */
+const LIVE_CARD: unique symbol = Symbol.for("tributary.liveCard") as never
+
+/**
+ * Shows `value` in the notebook now, as a display of the running cell, and resolves when it has
+ * been sent: a DataFrame as its table, a streaming query as its live card (refreshed in place
+ * until it stops), anything else as Deno's kernel formats it. Outside a Jupyter kernel it prints
+ * the value's `text/plain` form.
+ *
+ * Beyond Spark (Databricks notebooks have `display(df)`): a cell's *value* reaches the notebook
+ * through `Symbol.for("Jupyter.display")`, which Deno's kernel (2.x) may publish after it has
+ * reported the cell finished, and `jupyter nbconvert --execute` then drops it (about one run in
+ * three); an awaited `display(...)` is sent while the cell runs, so it is never lost, and a query
+ * shown this way leaves no empty `Out[n]` behind.
+ *
+ * @since 0.1.0
+ */
+export const display = async (value: unknown): Promise<void> => {
+  const jupyter = denoJupyter()
+  const target = value as { [JUPYTER_DISPLAY]?: () => Promise<MimeBundle>; [LIVE_CARD]?: StreamingQuery } | null
+  const query = target?.[LIVE_CARD]
+  if (jupyter !== undefined && query !== undefined) return showLiveCard(query, jupyter)
+  const render = target?.[JUPYTER_DISPLAY]
+  if (jupyter !== undefined) {
+    if (typeof render === "function") return jupyter.display(await render.call(target), { raw: true })
+    return jupyter.display(value)
+  }
+  const bundle = typeof render === "function" ? await render.call(target) : undefined
+  console.log(bundle?.["text/plain"] ?? (typeof value === "string" ? value : inspect(value)))
+}
+
+const inspect = (value: unknown): string => {
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
 }
 
 /**
@@ -186,5 +230,6 @@ export const attachQueryDisplay = <Q extends StreamingQuery>(query: Q): Q => {
     writable: true,
     configurable: true
   })
+  Object.defineProperty(query, LIVE_CARD, { value: query, enumerable: false, configurable: true })
   return query
 }

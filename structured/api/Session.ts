@@ -34,6 +34,7 @@ import { DataFrame } from "./DataFrame.ts"
 import { DataFrameReader, type SchemaInput, toStructType } from "./DataFrameReader.ts"
 import { DataStreamReader } from "./DataStreamReader.ts"
 import * as Dashboard from "./Dashboard.ts"
+import { display } from "./Display.ts"
 import * as Manager from "./StreamingQueryManager.ts"
 import { orLogged, type RemoteError, remoteFactory } from "../contracts/Remote.ts"
 import type { Row } from "./RowTypes.ts"
@@ -404,6 +405,7 @@ export class Session extends SessionBase {
     }))
     const facade: OpenSession = Object.assign(Object.create(shape) as SessionShape, {
       run: <A, E>(effect: Effect.Effect<A, E, Session>): Promise<A> => runtime.runPromise(effect),
+      display,
       close: (): Promise<void> => runtime.dispose()
     })
     return facade
@@ -418,6 +420,12 @@ export class Session extends SessionBase {
 export interface OpenSession extends SessionShape {
   /** Runs an action (or any program needing the session) and resolves with its value; rejects with its typed error. */
   readonly run: <A, E>(effect: Effect.Effect<A, E, Session>) => Promise<A>
+  /**
+   * Shows a DataFrame (its table), a streaming query (its live card) or any value in the notebook
+   * while the cell runs (`await spark.display(df)`); outside a kernel, prints its text form. Unlike
+   * a cell's value, an awaited display is never dropped by `jupyter nbconvert --execute`.
+   */
+  readonly display: (value: unknown) => Promise<void>
   /** Releases the session: stops its queries and StreamingContexts, closes its files. */
   readonly close: () => Promise<void>
 }

@@ -119,4 +119,44 @@ describe("Session.open", () => {
     assert.strictEqual(failure?._tag, "AnalysisError")
     await spark.close()
   })
+
+  it("spark.display: sent while the cell runs under Deno's kernel, printed as text elsewhere", async () => {
+    const spark = await Session.open()
+    const df = spark.createDataFrame([{ name: "a<b", age: 1 }], Person)
+    const printed: Array<unknown> = []
+    const log = console.log
+    console.log = (...args: Array<unknown>) => void printed.push(...args)
+    try {
+      await spark.display(df)
+    } finally {
+      console.log = log
+    }
+    assert.strictEqual(printed.length, 1)
+    assert.include(String(printed[0]), "| a<b|  1|")
+    const calls: Array<{ options: any; bundle: any }> = []
+    ;(globalThis as any).Deno = {
+      jupyter: { display: async (bundle: unknown, options: unknown) => void calls.push({ bundle, options }) }
+    }
+    try {
+      // A DataFrame: its bundle, raw, and the promise resolves once it was sent.
+      await spark.display(df)
+      assert.strictEqual(calls.length, 1)
+      assert.deepStrictEqual(calls[0].options, { raw: true })
+      assert.include(calls[0].bundle["text/html"], "<td>a&lt;b</td>")
+      // A query: its live card under its display id, and nothing empty besides.
+      const input = await spark.run(MemoryStream.make(Person))
+      const q = await spark.run(input.toDF().writeStream.format("noop").start())
+      await spark.display(q)
+      assert.strictEqual(calls.length, 2)
+      assert.deepStrictEqual(calls[1].options, { raw: true, display_id: `tributary-${q.runId}` })
+      assert.include(calls[1].bundle["text/html"], "StreamingQuery")
+      await spark.run(q.stop())
+      // Anything else: as Deno formats it.
+      await spark.display({ plain: 1 })
+      assert.deepStrictEqual(calls[calls.length - 1], { bundle: { plain: 1 }, options: undefined })
+    } finally {
+      delete (globalThis as any).Deno
+      await spark.close()
+    }
+  })
 })
