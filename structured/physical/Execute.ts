@@ -4,7 +4,8 @@
  * Effect orchestrates, loops compute: reading the sources is an Effect (the session reads files
  * through DuckDB, the streaming engine supplies a micro-batch's rows), and every operator above
  * them is one synchronous loop over an array of positional rows. Expressions are compiled into
- * closures once per operator per `execute`, never interpreted per row.
+ * closures, never interpreted per row: the stateless operators (`StatelessOperators.ts`) and the
+ * stateful aggregation once per query (per plan node), the others once per `execute`.
  *
  * A user function (`filter(f)`, `map(f)`, `flatMap(f)`) that throws is a bug in the user's code:
  * the batch dies with the thrown value (`Effect.die`), which the streaming layer wraps in a
@@ -20,11 +21,13 @@ import { ConnectorError, type StateStoreError } from "../../core/Errors.ts"
 import type * as E from "../../core/Expression.ts"
 import { type AggregateImpl, makeAggregate } from "../../core/functions/Aggregates.ts"
 import type { DataSourceRelation, JoinType, StreamingRelation } from "../../core/LogicalPlan.ts"
+import { isDeterministic } from "../../core/optimizer/Optimizer.ts"
 import { comparator } from "../../core/Ordering.ts"
-import { type InternalRow, toExternal, toInternal } from "../../core/Row.ts"
+import type { InternalRow } from "../../core/Row.ts"
 import { NO_KEY, groupingKey, isDirectKey, joinKey, normalizer } from "./HashKeys.ts"
 import { setOperationRows } from "./SetOperationExec.ts"
 import type * as P from "./SparkPlan.ts"
+import { cachedChain } from "./StatelessOperators.ts"
 import { executeStatefulAggregate } from "./stateful/StatefulAggregateExec.ts"
 import { fusedWindow } from "./stateful/FusedWindow.ts"
 import { batchStatefulContext, type StatefulContext } from "./stateful/StatefulContext.ts"
@@ -146,9 +149,14 @@ const run = (
           )
         : ctx.streamingRows(p.relation)
     case "ProjectExec":
-      return unary(p.child, (rows) => projectRows(p.projectList, p.child.output, rows, cctx))
     case "FilterExec":
-      return unary(p.child, (rows) => filterRows(p, rows, cctx))
+    case "GenerateExec":
+    case "MapElementsExec": {
+      // The chain of stateless operators from here down runs as one compiled function
+      // (StatelessOperators.ts, shared with continuous execution), compiled once per query.
+      const chain = cachedChain(p, cctx)
+      return Effect.flatMap(run(chain.input, ctx, cctx), (rows) => Effect.sync(() => chain.fn(rows)))
+    }
     case "HashAggregateExec":
       return unary(p.child, (rows) => aggregateRows(p, rows, cctx))
     case "BroadcastHashJoinExec":
@@ -171,14 +179,6 @@ const run = (
       )
     case "SetOperationExec":
       return binary(p.left, p.right, (l, r) => setOperationRows(p, l, r))
-    case "GenerateExec":
-      return unary(p.child, (rows) =>
-        p.generator._tag === "Explode"
-          ? explode(p, p.generator, rows, cctx)
-          : assignWindows(p.generator, p.child.output, rows, cctx)
-      )
-    case "MapElementsExec":
-      return unary(p.child, (rows) => mapElements(p, rows))
     case "StatefulAggregateExec": {
       const stateful = ctx.stateful
       if (stateful === undefined) return noStatefulContext(p)
@@ -238,7 +238,7 @@ const run = (
       const onEventTime = ctx.onEventTime
       if (onEventTime === undefined) return run(p.child, ctx, cctx)
       return Effect.map(run(p.child, ctx, cctx), (rows) => {
-        const time = compile(p.eventTime, p.child.output, cctx)
+        const time = eventTimeOf(p, cctx)
         let max = Number.NEGATIVE_INFINITY
         let min = Number.POSITIVE_INFINITY
         let sum = 0
@@ -262,10 +262,18 @@ const run = (
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-const stripAlias = (e: E.Expression): E.Expression => (e._tag === "Alias" ? stripAlias(e.child) : e)
+const eventTimes = new WeakMap<P.EventTimeWatermarkExec, (row: InternalRow) => unknown>()
 
-const structOf = (attrs: ReadonlyArray<E.AttributeReference>): T.StructType =>
-  T.struct(attrs.map((a) => T.field(a.name, a.dataType, a.nullable)))
+/** The watermark node's event-time column, compiled once per plan node (it is deterministic). */
+const eventTimeOf = (p: P.EventTimeWatermarkExec, cctx: CompileContext): ((row: InternalRow) => unknown) => {
+  const known = eventTimes.get(p)
+  if (known !== undefined) return known
+  const time = compile(p.eventTime, p.child.output, cctx)
+  if (isDeterministic(p.eventTime)) eventTimes.set(p, time)
+  return time
+}
+
+const stripAlias = (e: E.Expression): E.Expression => (e._tag === "Alias" ? stripAlias(e.child) : e)
 
 const concatRows = (a: InternalRow, b: InternalRow): InternalRow => {
   const la = a.length
@@ -277,46 +285,6 @@ const concatRows = (a: InternalRow, b: InternalRow): InternalRow => {
 }
 
 const nulls = (n: number): InternalRow => new Array<unknown>(n).fill(null)
-
-// ---------------------------------------------------------------------------------------------
-// Project, Filter
-// ---------------------------------------------------------------------------------------------
-
-const projectRows = (
-  list: ReadonlyArray<E.Expression>,
-  input: ReadonlyArray<E.AttributeReference>,
-  rows: ReadonlyArray<InternalRow>,
-  cctx: CompileContext
-): ReadonlyArray<InternalRow> => {
-  const project = compileProjection(list, input, cctx)
-  const n = rows.length
-  const out = new Array<InternalRow>(n)
-  for (let i = 0; i < n; i++) out[i] = project(rows[i])
-  return out
-}
-
-const filterRows = (
-  p: P.FilterExec,
-  rows: ReadonlyArray<InternalRow>,
-  cctx: CompileContext
-): ReadonlyArray<InternalRow> => {
-  const out: Array<InternalRow> = []
-  const n = rows.length
-  switch (p.condition._tag) {
-    case "Predicate": {
-      const keep = compilePredicate(p.condition.expression, p.child.output, cctx)
-      for (let i = 0; i < n; i++) if (keep(rows[i])) out.push(rows[i])
-      return out
-    }
-    case "TypedPredicate": {
-      // Spark's TypedFilter deserializes each row to the user's type before calling the function.
-      const external = toExternal(structOf(p.child.output))
-      const keep = p.condition.predicate
-      for (let i = 0; i < n; i++) if (keep(external(rows[i])) === true) out.push(rows[i])
-      return out
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Aggregation
@@ -828,133 +796,6 @@ const deduplicate = (
     if (seen.has(k)) continue
     seen.add(k)
     out.push(rows[i])
-  }
-  return out
-}
-
-// ---------------------------------------------------------------------------------------------
-// Generate
-// ---------------------------------------------------------------------------------------------
-
-const explode = (
-  p: P.GenerateExec,
-  g: E.Explode,
-  rows: ReadonlyArray<InternalRow>,
-  cctx: CompileContext
-): ReadonlyArray<InternalRow> => {
-  const input = p.child.output
-  const ev = compile(g.child, input, cctx)
-  const isMap = dataTypeOf(g.child)._tag === "map"
-  const width = input.length
-  const genWidth = p.generatorOutput.length
-  const pos = g.position ? 1 : 0
-  const out: Array<InternalRow> = []
-  const emit = (row: InternalRow, i: number, a: unknown, b: unknown, pair: boolean): void => {
-    const o = new Array<unknown>(width + genWidth)
-    for (let c = 0; c < width; c++) o[c] = row[c]
-    if (pos === 1) o[width] = i
-    o[width + pos] = a
-    if (pair) o[width + pos + 1] = b
-    out.push(o)
-  }
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]
-    const v = ev(row)
-    const size =
-      v === null || v === undefined
-        ? 0
-        : isMap
-          ? (v as Map<unknown, unknown>).size
-          : (v as ReadonlyArray<unknown>).length
-    if (size === 0) {
-      // explode_outer / posexplode_outer: a null or empty collection still gives one row, all nulls.
-      if (g.outer) out.push(concatRows(row, nulls(genWidth)))
-      continue
-    }
-    if (isMap) {
-      let i = 0
-      for (const [k, x] of v as Map<unknown, unknown>) emit(row, i++, k, x, true)
-    } else {
-      const arr = v as ReadonlyArray<unknown>
-      for (let i = 0; i < arr.length; i++) emit(row, i, arr[i] === undefined ? null : arr[i], null, false)
-    }
-  }
-  return out
-}
-
-/**
- * Spark's `TimeWindowing`: for an event at `ts`, the last window starts at
- * `ts - ((ts - startTime) mod slide)` (a floor mod, so negative times work), and
- * `ceil(window / slide)` candidate windows go back from there one slide at a time, latest first.
- * When `window` is not a multiple of `slide` the candidates that do not contain `ts` are dropped.
- * Events with a null time produce no rows.
- */
-const assignWindows = (
-  w: E.TimeWindow,
-  input: ReadonlyArray<E.AttributeReference>,
-  rows: ReadonlyArray<InternalRow>,
-  cctx: CompileContext
-): ReadonlyArray<InternalRow> => {
-  const { windowMs, slideMs, startMs } = w
-  if (!(windowMs > 0) || !(slideMs > 0)) {
-    throw new Error(`window(): the window (${windowMs} ms) and slide (${slideMs} ms) durations must be positive`)
-  }
-  const ev = compile(w.timeColumn, input, cctx)
-  const isDate = dataTypeOf(w.timeColumn)._tag === "date"
-  const count = Math.ceil(windowMs / slideMs)
-  const exact = windowMs % slideMs === 0
-  const width = input.length
-  const out: Array<InternalRow> = []
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]
-    const raw = ev(row)
-    if (raw === null || raw === undefined) continue
-    const ts = isDate ? (raw as number) * MS_PER_DAY : (raw as number)
-    const rem = (ts - startMs) % slideMs
-    const lastStart = ts - (rem < 0 ? rem + slideMs : rem)
-    for (let i = 0; i < count; i++) {
-      const start = lastStart - i * slideMs
-      const end = start + windowMs
-      if (!exact && !(ts >= start && ts < end)) continue
-      const o = new Array<unknown>(width + 1)
-      for (let c = 0; c < width; c++) o[c] = row[c]
-      o[width] = [start, end]
-      out.push(o)
-    }
-  }
-  return out
-}
-
-// ---------------------------------------------------------------------------------------------
-// Typed map / flatMap
-// ---------------------------------------------------------------------------------------------
-
-const mapElements = (p: P.MapElementsExec, rows: ReadonlyArray<InternalRow>): ReadonlyArray<InternalRow> => {
-  const external = toExternal(structOf(p.child.output))
-  const toRow: (v: unknown) => InternalRow = p.wrapValue
-    ? (() => {
-        const conv = toInternal(p.schema.fields[0]?.dataType ?? T.NullType)
-        return (v: unknown) => [conv(v)]
-      })()
-    : (() => {
-        const conv = toInternal(p.schema)
-        return (v: unknown) => {
-          const row = conv(v)
-          if (row === null) {
-            // Spark's encoder cannot serialize a null object as a top-level row either.
-            throw new Error(`map/flatMap returned ${String(v)} where a row of ${T.simpleString(p.schema)} was expected`)
-          }
-          return row as InternalRow
-        }
-      })()
-  const fn = p.fn
-  const out: Array<InternalRow> = []
-  if (p.flat) {
-    for (let i = 0; i < rows.length; i++) {
-      for (const v of fn(external(rows[i])) as Iterable<unknown>) out.push(toRow(v))
-    }
-  } else {
-    for (let i = 0; i < rows.length; i++) out.push(toRow(fn(external(rows[i]))))
   }
   return out
 }

@@ -420,6 +420,31 @@ const outputRow = (
 }
 
 /**
+ * The keys of an operator's store by their event time (a window by its end), as of the committed
+ * `version`: in `append` and `update` mode with a watermark, the keys to evict are read from here
+ * instead of scanning and decoding the whole store every batch. Built by the first scan of a run
+ * (or after any batch that did not commit the version the next one opens: a retry, a restart),
+ * kept up to date with each batch's puts and removals, and trusted only for the version it
+ * describes. Keys whose event time is null are never evicted and are not listed.
+ */
+interface EvictionIndex {
+  readonly version: number
+  readonly byTime: Map<number, Set<string>>
+}
+
+const indexes = new WeakMap<P.StatefulAggregateExec, EvictionIndex>()
+
+const indexKey = (index: Map<number, Set<string>>, time: number | undefined, key: string): void => {
+  if (time === undefined) return
+  let keys = index.get(time)
+  if (keys === undefined) {
+    keys = new Set()
+    index.set(time, keys)
+  }
+  keys.add(key)
+}
+
+/**
  * Runs the operator over its child's rows for the batch `ctx` describes, commits its store and
  * reports its progress; returns the rows to emit, ordered like `p.output`. With `fused`
  * (`FusedWindow.fusedWindow(p)`), `rows` are the rows of `fused.source` and the operator assigns
@@ -485,7 +510,47 @@ const keyedAggregate = (
       if (mode === "update") for (const g of live) out.push(outputRow(c, g.values, g.bufs))
       let removed = 0
       let removalsMs = 0
-      if (mode === "complete" || evictWm !== undefined) {
+      // The keys by event time, when the index describes the version this store was opened at
+      // (it is dropped now and set again once this batch's commit succeeds).
+      const tracked = mode !== "complete" && etOf !== undefined
+      const known = tracked ? indexes.get(p) : undefined
+      indexes.delete(p)
+      let index = known !== undefined && known.version === store.version ? known.byTime : undefined
+      if (index !== undefined) for (const g of live) indexKey(index, etOf!(g.values[etIndex]), g.key)
+      if (index !== undefined && evictWm !== undefined) {
+        // Only the keys at or below the watermark are read: no scan of the whole store.
+        const byTime = index
+        const [, ms] = yield* timed(
+          Effect.gen(function* () {
+            const merged = new Map<string, Group>()
+            for (const g of live) merged.set(g.key, g)
+            const times: Array<number> = []
+            for (const t of byTime.keys()) if (t <= evictWm) times.push(t)
+            times.sort((a, b) => a - b)
+            const toRemove: Array<string> = []
+            for (const t of times) for (const key of byTime.get(t)!) toRemove.push(key)
+            if (mode === "append") {
+              yield* store.load(toRemove.filter((key) => !merged.has(key)))
+              yield* decodingState(p.operatorId, () => {
+                for (const key of toRemove) {
+                  const g = merged.get(key)
+                  let d: { readonly values: ReadonlyArray<unknown>; readonly bufs: ReadonlyArray<unknown> } | undefined = g
+                  if (d === undefined) {
+                    const stored = store.get(key)
+                    if (stored === undefined) throw new CorruptState(`the event-time index names ${key}, absent from the store`)
+                    d = decodeGroup(c, stored)
+                  }
+                  out.push(outputRow(c, d.values, d.bufs))
+                }
+              })
+            }
+            for (const key of toRemove) store.remove(key)
+            for (const t of times) byTime.delete(t)
+            removed = toRemove.length
+          })
+        )
+        removalsMs = ms
+      } else if (mode === "complete" || evictWm !== undefined) {
         const [, ms] = yield* timed(
           Effect.flatMap(store.scan(), (entries) =>
             decodingState(p.operatorId, () => {
@@ -493,6 +558,8 @@ const keyedAggregate = (
               for (const g of live) merged.set(g.key, g)
               const toRemove: Array<string> = []
               const decodeTime = guardDecode("the event-time key", c.decodeGrouping[etIndex] ?? ((j: unknown) => j))
+              // The scan rebuilds the event-time index for the next batches.
+              const rebuilt = tracked ? new Map<number, Set<string>>() : undefined
               for (const [key, value] of entries) {
                 const g = merged.get(key)
                 if (mode === "complete") {
@@ -501,21 +568,21 @@ const keyedAggregate = (
                   continue
                 }
                 // Only the event-time key is decoded to test a key; buffers only for output.
-                const time =
-                  g !== undefined
-                    ? g.values[etIndex]
-                    : decodeTime(asArray(value, "an aggregation state value")[etIndex])
-                if (etOf !== undefined && atOrBelow(etOf(time), evictWm)) {
+                const time = etOf!(
+                  g !== undefined ? g.values[etIndex] : decodeTime(asArray(value, "an aggregation state value")[etIndex])
+                )
+                if (atOrBelow(time, evictWm)) {
                   toRemove.push(key)
                   if (mode === "append") {
                     const d = g ?? decodeGroup(c, value)
                     out.push(outputRow(c, d.values, d.bufs))
                   }
-                }
+                } else if (rebuilt !== undefined) indexKey(rebuilt, time, key)
               }
               // Removed after the scan, so the scan never sees its own removals.
               for (const key of toRemove) store.remove(key)
               removed = toRemove.length
+              index = rebuilt
             })
           )
         )
@@ -529,6 +596,7 @@ const keyedAggregate = (
         allRemovalsTimeMs: removalsMs,
         numRowsDroppedByWatermark: droppedByWatermark
       })
+      if (index !== undefined) indexes.set(p, { version: store.version + 1, byTime: index })
       return out
     })
   )
