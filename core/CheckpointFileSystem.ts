@@ -19,6 +19,18 @@ export interface CheckpointFileSystem {
    * result is `false` (Spark's `HDFSMetadataLog.add` semantics).
    */
   readonly writeAtomic: (path: string, text: string, overwrite: boolean) => Effect.Effect<boolean, CheckpointError>
+  /**
+   * The file's bytes, or `undefined` when it does not exist (binary files: the state provider's
+   * deltas and snapshots). Optional for file systems written before it; the file provider then
+   * carries the bytes through `readText`/`writeAtomic` as Latin-1 text.
+   */
+  readonly readBytes?: (path: string) => Effect.Effect<Uint8Array | undefined, CheckpointError>
+  /** `writeAtomic` of bytes (see `readBytes`). */
+  readonly writeAtomicBytes?: (
+    path: string,
+    data: Uint8Array,
+    overwrite: boolean
+  ) => Effect.Effect<boolean, CheckpointError>
   /** Names in a folder (not paths); empty when the folder does not exist. */
   readonly list: (dir: string) => Effect.Effect<ReadonlyArray<string>, CheckpointError>
   readonly remove: (path: string) => Effect.Effect<void, CheckpointError>

@@ -15,7 +15,10 @@
  * Versions are batch ids (Spark's store versions are batch id + 1; here version -1 is the empty
  * state before batch 0). Every file is written atomically (temporary file, then rename) and
  * carries a SHA-256 checksum (`StateFileFormat.ts`), so a corrupt or truncated file fails the
- * open with a `Corrupt` error that names it.
+ * open with a `Corrupt` error that names it. Deltas and snapshots are binary (format 2: Spark's
+ * key size, key, value size, value entries, the values in `StateCodec.ts`'s encoding, which is
+ * also what the in-memory maps hold); files of format 1 (text, from earlier versions) are still
+ * read, and a file of a later format fails with `Corrupt` naming it.
  *
  * Differences from Spark, on purpose: a commit applies its changes to the latest version's map
  * in place instead of copying the whole map per version (Spark's `loadedMaps` copy), so commit
@@ -31,7 +34,8 @@ import { type CheckpointError, StateStoreError } from "../core/Errors.ts"
 import { ENTRY_OVERHEAD_BYTES } from "./KeyCache.ts"
 import * as MaintenanceScheduler from "./MaintenanceScheduler.ts"
 import { NodeCheckpointFileSystem } from "./NodeCheckpointFileSystem.ts"
-import { applyFile, encodeDelta, FrameWriter, frame, putLine, unframe } from "./StateFileFormat.ts"
+import { BinaryValueCodec } from "./StateCodec.ts"
+import { applyStateFile, BinaryFrameWriter, encodeBinaryDelta, frame, unframe } from "./StateFileFormat.ts"
 import { checkCompatibility, decodeSchema, encodeSchema } from "./StateSchemaCompatibility.ts"
 import {
   beginOpen,
@@ -139,7 +143,13 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
       (e: CheckpointError): StateStoreError =>
         // A file that fails its checksum is corrupt, not unreadable.
         e.reason === "Corrupt"
-          ? new StateStoreError({ reason: "Corrupt", operatorId: h.operatorId, path: e.path, message: e.message, cause: e })
+          ? new StateStoreError({
+              reason: "Corrupt",
+              operatorId: h.operatorId,
+              path: e.path,
+              message: e.message,
+              cause: e
+            })
           : new StateStoreError({
               reason: "Io",
               operatorId: h.operatorId,
@@ -176,6 +186,22 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         handles.set(key, h)
       }
       return h
+    }
+
+    /** Bytes through the file system (as Latin-1 text, one character a byte, for one without byte calls). */
+    const readBytes = (path: string): Effect.Effect<Uint8Array | undefined, CheckpointError> =>
+      fs.readBytes !== undefined
+        ? fs.readBytes(path)
+        : Effect.map(fs.readText(path), (t) => (t === undefined ? undefined : Buffer.from(t, "latin1")))
+    const writeBytes = (path: string, data: Buffer, overwrite: boolean): Effect.Effect<boolean, CheckpointError> =>
+      fs.writeAtomicBytes !== undefined
+        ? fs.writeAtomicBytes(path, data, overwrite)
+        : fs.writeAtomic(path, data.toString("latin1"), overwrite)
+    /** A format-1 file's value (JSON text) as its binary encoding. */
+    const fromJson = (json: string): string => {
+      const v = BinaryValueCodec.encode(JSON.parse(json))
+      if (v === undefined) throw new Error("unrepresentable value")
+      return v
     }
 
     const fileOf = (h: Handle, version: number, kind: "delta" | "snapshot") => fs.join(h.dir, `${version}.${kind}`)
@@ -278,8 +304,8 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         const read = (v: number, kind: "delta" | "snapshot") =>
           Effect.gen(function* () {
             const path = fileOf(h, v, kind)
-            const text = yield* Effect.mapError(fs.readText(path), io(h, `read ${path}`))
-            if (text === undefined) {
+            const data = yield* Effect.mapError(readBytes(path), io(h, `read ${path}`))
+            if (data === undefined) {
               return yield* new StateStoreError({
                 reason: "Corrupt",
                 operatorId: h.operatorId,
@@ -287,7 +313,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
                 message: `The state file ${path}, needed for version ${version} of ${describeStore(h)}, is missing: restore it from a backup, or start the query from a new checkpoint.`
               })
             }
-            const n = applyFile(kind, text, path, map, h.operatorId)
+            const n = applyStateFile(kind, data, path, map, fromJson, h.operatorId)
             if (n instanceof StateStoreError) return yield* n
           })
         if (from >= 0) yield* read(from, "snapshot")
@@ -344,7 +370,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
      * between. Commits change the map in place meanwhile; they record the values they replace in
      * `h.snapshotting`, which then wins over the map (copy-on-write, without copying the map).
      */
-    const snapshotText = (h: Handle, cur: Loaded): Effect.Effect<string> =>
+    const snapshotBytes = (h: Handle, cur: Loaded): Effect.Effect<Buffer> =>
       Effect.gen(function* () {
         const before = new Map<string, string | undefined>()
         h.snapshotting = before
@@ -363,10 +389,10 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
           else out.set(k, old)
         }
         h.snapshotting = undefined
-        const w = new FrameWriter("snapshot")
+        const w = new BinaryFrameWriter("snapshot")
         n = 0
         for (const [k, v] of out) {
-          w.add(putLine(k, v))
+          w.add(k, v)
           if (++n % chunk === 0) yield* Effect.yieldNow
         }
         return w.finish()
@@ -387,11 +413,8 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
           const cur = h.current
           if (cur !== undefined && cur.version === h.latest && cur.version - lastSnapshot >= minDeltasForSnapshot) {
             const version = cur.version
-            const text = yield* snapshotText(h, cur)
-            yield* Effect.mapError(
-              fs.writeAtomic(fileOf(h, version, "snapshot"), text, true),
-              io(h, "write a snapshot")
-            )
+            const data = yield* snapshotBytes(h, cur)
+            yield* Effect.mapError(writeBytes(fileOf(h, version, "snapshot"), data, true), io(h, "write a snapshot"))
             h.snapshots.add(version)
           }
           // Spark's cleanup: keep what rebuilding `latest - minBatchesToRetain` needs, delete older files.
@@ -435,6 +458,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
             version: spec.version,
             numRows: map.size,
             numChars: loaded.chars,
+            codec: BinaryValueCodec,
             lookup: (key) => map.get(key),
             load: () => Effect.void,
             // The live map: the session reads it only before its own commit changes it.
@@ -476,7 +500,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
           })
         }
         const path = fileOf(h, batch.version, "delta")
-        const text = encodeDelta(batch.changes)
+        const data = encodeBinaryDelta(batch.changes)
         if (options.hooks?.beforeCommitPublish !== undefined) {
           yield* Effect.mapError(
             options.hooks.beforeCommitPublish({
@@ -495,7 +519,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
           )
         }
         const written = yield* Effect.mapError(
-          fs.writeAtomic(path, text, false),
+          writeBytes(path, data, false),
           (e) =>
             new StateStoreError({
               reason: "CommitFailed",
@@ -579,7 +603,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         yield* h.lock.withPermits(1)(list(h))
         const { loaded } = yield* mapOf(h, spec.version)
         const out: Array<readonly [string, unknown]> = []
-        for (const [k, v] of loaded.map) out.push([k, JSON.parse(v)])
+        for (const [k, v] of loaded.map) out.push([k, BinaryValueCodec.decode(v)])
         return out
       })
 

@@ -109,10 +109,9 @@ export interface NodeCheckpointFileSystemOptions {
 const SMALL_WRITE_CHARS = 16 * 1024
 
 /** `writeAtomic` of a small file without flushing, in synchronous calls (see `SMALL_WRITE_CHARS`). */
-const writeSmallAtomic = (p: string, text: string, overwrite: boolean): boolean => {
+const writeSmallAtomic = (p: string, data: Uint8Array, overwrite: boolean): boolean => {
   const dir = path.dirname(p)
   const tmp = tmpPathOf(p)
-  const data = Buffer.from(text, "utf8")
   try {
     fsSync.writeFileSync(tmp, data)
   } catch (e) {
@@ -211,58 +210,67 @@ export const makeNodeCheckpointFileSystem = (options: NodeCheckpointFileSystemOp
     if (durable) await syncDir(path.dirname(p))
   }
 
-  return {
-    readText: (p) =>
-      Effect.tryPromise({
-        try: async () => {
-          let data: Buffer
+  const readBytes = (p: string): Effect.Effect<Buffer | undefined, CheckpointError> =>
+    Effect.tryPromise({
+      try: async () => {
+        let data: Buffer
+        try {
+          data = await fs.readFile(p)
+        } catch (e) {
+          if (code(e) === "ENOENT") return undefined
+          throw e
+        }
+        verifySync(p, data)
+        return data
+      },
+      catch: (e) => (e instanceof CheckpointError ? e : io(p, "read")(e))
+    })
+
+  const writeAtomicBytes = (p: string, data: Uint8Array, overwrite: boolean): Effect.Effect<boolean, CheckpointError> =>
+    Effect.tryPromise({
+      try: async () => {
+        const dir = path.dirname(p)
+        const tmp = tmpPathOf(p)
+        await writeTemp(dir, tmp, data)
+        if (overwrite) {
           try {
-            data = await fs.readFile(p)
+            // The old checksum goes first (see writeSmallAtomic).
+            await fs.rm(crcPathOf(p), { force: true })
+            await fs.rename(tmp, p)
           } catch (e) {
-            if (code(e) === "ENOENT") return undefined
+            await fs.rm(tmp, { force: true })
             throw e
           }
-          verifySync(p, data)
-          return data.toString("utf8")
-        },
-        catch: (e) => (e instanceof CheckpointError ? e : io(p, "read")(e))
-      }),
+          if (durable) await syncDir(dir)
+          await writeChecksum(p, data)
+          return true
+        }
+        try {
+          await fs.link(tmp, p)
+        } catch (e) {
+          if (code(e) === "EEXIST") return false
+          throw e
+        } finally {
+          await fs.rm(tmp, { force: true })
+        }
+        if (durable) await syncDir(dir)
+        await writeChecksum(p, data)
+        return true
+      },
+      catch: io(p, "write")
+    })
+
+  return {
+    readText: (p) => Effect.map(readBytes(p), (data) => (data === undefined ? undefined : data.toString("utf8"))),
+    readBytes,
     writeAtomic: (p, text, overwrite) =>
       !durable && text.length <= SMALL_WRITE_CHARS
-        ? Effect.try({ try: () => writeSmallAtomic(p, text, overwrite), catch: io(p, "write") })
-        : Effect.tryPromise({
-            try: async () => {
-              const dir = path.dirname(p)
-              const tmp = tmpPathOf(p)
-              const data = Buffer.from(text, "utf8")
-              await writeTemp(dir, tmp, data)
-              if (overwrite) {
-                try {
-                  // The old checksum goes first (see writeSmallAtomic).
-                  await fs.rm(crcPathOf(p), { force: true })
-                  await fs.rename(tmp, p)
-                } catch (e) {
-                  await fs.rm(tmp, { force: true })
-                  throw e
-                }
-                if (durable) await syncDir(dir)
-                await writeChecksum(p, data)
-                return true
-              }
-              try {
-                await fs.link(tmp, p)
-              } catch (e) {
-                if (code(e) === "EEXIST") return false
-                throw e
-              } finally {
-                await fs.rm(tmp, { force: true })
-              }
-              if (durable) await syncDir(dir)
-              await writeChecksum(p, data)
-              return true
-            },
-            catch: io(p, "write")
-          }),
+        ? Effect.try({ try: () => writeSmallAtomic(p, Buffer.from(text, "utf8"), overwrite), catch: io(p, "write") })
+        : writeAtomicBytes(p, Buffer.from(text, "utf8"), overwrite),
+    writeAtomicBytes: (p, data, overwrite) =>
+      !durable && data.length <= SMALL_WRITE_CHARS
+        ? Effect.try({ try: () => writeSmallAtomic(p, data, overwrite), catch: io(p, "write") })
+        : writeAtomicBytes(p, data, overwrite),
     list: (dir) =>
       Effect.tryPromise({
         try: async () => {

@@ -1,7 +1,9 @@
 /**
- * The text format of the file provider's `<version>.delta` and `<version>.snapshot` files and of
- * its `_metadata/schema` file, with a checksum so a corrupt or truncated file is detected and
- * named, never silently read.
+ * The formats of the file provider's `<version>.delta` and `<version>.snapshot` files and of its
+ * `_metadata/schema` file, with a checksum so a corrupt or truncated file is detected and named,
+ * never silently read. Deltas and snapshots are written in format 2 (binary, below
+ * `BINARY_FORMAT`); format 1, the text format described here, is what earlier versions wrote:
+ * `applyStateFile` still reads it, so their checkpoints restart. The schema file stays format 1.
  *
  * ```
  * tributary-state delta 1          header: kind and format version
@@ -165,6 +167,17 @@ export const applyFile = (
 ): number | StateStoreError => {
   const lines = unframe(kind, text, path, operatorId)
   if (lines instanceof StateStoreError) return lines
+  return applyLines(kind, lines, path, target, (v) => v, operatorId)
+}
+
+const applyLines = (
+  kind: "delta" | "snapshot",
+  lines: ReadonlyArray<string>,
+  path: string,
+  target: Map<string, string>,
+  convert: (json: string) => string,
+  operatorId: number | undefined
+): number | StateStoreError => {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]
     const op = line.charCodeAt(0)
@@ -173,7 +186,13 @@ export const applyFile = (
       if (tab < 0) return corrupt(path, `entry ${i + 1} has no value`, operatorId)
       const key = parseKey(line.slice(1, tab))
       if (key === undefined) return corrupt(path, `entry ${i + 1} has an unreadable key`, operatorId)
-      target.set(key, line.slice(tab + 1))
+      let value: string
+      try {
+        value = convert(line.slice(tab + 1))
+      } catch {
+        return corrupt(path, `entry ${i + 1} has an unreadable value`, operatorId)
+      }
+      target.set(key, value)
     } else if (op === 45 /* - */ && kind === "delta") {
       const key = parseKey(line.slice(1))
       if (key === undefined) return corrupt(path, `entry ${i + 1} has an unreadable key`, operatorId)
@@ -192,4 +211,200 @@ const parseKey = (json: string): string | undefined => {
   } catch {
     return undefined
   }
+}
+
+// ---- format 2: binary ---------------------------------------------------------------------
+
+/**
+ * Format 2 of `<version>.delta` and `<version>.snapshot`: binary, as Spark's delta files
+ * (`HDFSBackedStateStoreProvider.writeUpdateToDeltaFile`: key size, key bytes, value size, value
+ * bytes, `-1` for the end), with a text header naming the kind and format and a checksummed
+ * footer.
+ *
+ * ```
+ * tributary-state delta 2\n          header (ASCII)
+ * int32 keySize, key (UTF-8),         one entry; sizes are big-endian int32 (Java's DataOutput)
+ *   int32 valueSize, value bytes      valueSize -1: a removal (deltas only); the value bytes are
+ *                                     the value's encoding (StateCodec.ts)
+ * ...
+ * int32 -1                            the end (Spark's end marker)
+ * int32 entries, 32 bytes SHA-256     footer: the entry count, the hash of every byte before it
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const BINARY_FORMAT = 2
+
+const CHUNK = 1 << 20
+
+/**
+ * Builds a format-2 file entry by entry in 1 MiB chunks, hashing as it goes (a large snapshot is
+ * written in steps between which other work runs).
+ *
+ * @since 0.1.0
+ */
+export class BinaryFrameWriter {
+  readonly #hash = createHash("sha256")
+  readonly #chunks: Array<Buffer> = []
+  #buf: Buffer = Buffer.allocUnsafe(CHUNK)
+  #pos = 0
+  #count = 0
+
+  constructor(kind: "delta" | "snapshot") {
+    this.#pos = this.#buf.write(`tributary-state ${kind} ${BINARY_FORMAT}\n`, 0, "latin1")
+  }
+
+  #room(n: number): void {
+    if (this.#pos + n <= this.#buf.length) return
+    this.#seal()
+    this.#buf = Buffer.allocUnsafe(Math.max(CHUNK, n))
+    this.#pos = 0
+  }
+
+  #seal(): void {
+    if (this.#pos === 0) return
+    const done = this.#buf.subarray(0, this.#pos)
+    this.#hash.update(done)
+    this.#chunks.push(done)
+  }
+
+  /** Adds one entry: a key and its value's encoding (a binary string), or `null` for a removal. */
+  add(key: string, value: string | null): void {
+    let ascii = true
+    for (let i = 0; i < key.length; i++) {
+      if (key.charCodeAt(i) >= 0x80) {
+        ascii = false
+        break
+      }
+    }
+    const keySize = ascii ? key.length : Buffer.byteLength(key, "utf8")
+    const valueSize = value === null ? 0 : value.length
+    this.#room(8 + keySize + valueSize)
+    const b = this.#buf
+    let p = this.#pos
+    b.writeInt32BE(keySize, p)
+    p += 4
+    p += b.write(key, p, keySize, ascii ? "latin1" : "utf8")
+    if (value === null) {
+      b.writeInt32BE(-1, p)
+      p += 4
+    } else {
+      b.writeInt32BE(valueSize, p)
+      p += 4
+      p += b.write(value, p, valueSize, "latin1")
+    }
+    this.#pos = p
+    this.#count++
+  }
+
+  /** The whole file, end marker and footer included. */
+  finish(): Buffer {
+    this.#room(4)
+    this.#buf.writeInt32BE(-1, this.#pos)
+    this.#pos += 4
+    this.#seal()
+    const footer = Buffer.allocUnsafe(36)
+    footer.writeInt32BE(this.#count, 0)
+    this.#hash.digest().copy(footer, 4)
+    this.#chunks.push(footer)
+    return Buffer.concat(this.#chunks)
+  }
+}
+
+/**
+ * A format-2 delta file: the batch's puts (value encodings) and removals (`null`).
+ *
+ * @since 0.1.0
+ */
+export const encodeBinaryDelta = (changes: Iterable<readonly [string, string | null]>): Buffer => {
+  const w = new BinaryFrameWriter("delta")
+  for (const [k, v] of changes) w.add(k, v)
+  return w.finish()
+}
+
+/**
+ * A format-2 snapshot file: every entry of one version.
+ *
+ * @since 0.1.0
+ */
+export const encodeBinarySnapshot = (entries: Iterable<readonly [string, string]>): Buffer => {
+  const w = new BinaryFrameWriter("snapshot")
+  for (const [k, v] of entries) w.add(k, v)
+  return w.finish()
+}
+
+const HEADER = /^tributary-state (delta|snapshot|schema) (\d+)\n/
+
+/**
+ * Applies a delta or snapshot file of either format to `target` (key to value encoding), after
+ * verifying it: format 2 as it is; format 1 (text, written before format 2) with each value's
+ * JSON text turned into its encoding by `fromJson`. A file of a later format, or of another kind,
+ * is `Corrupt` and named. Returns the number of entries applied, or the error.
+ *
+ * @since 0.1.0
+ */
+export const applyStateFile = (
+  kind: "delta" | "snapshot",
+  data: Uint8Array,
+  path: string,
+  target: Map<string, string>,
+  fromJson: (json: string) => string,
+  operatorId?: number
+): number | StateStoreError => {
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  const head = HEADER.exec(buf.toString("latin1", 0, Math.min(buf.length, 64)))
+  if (head === null || head[1] !== kind) {
+    return corrupt(
+      path,
+      buf.length < 24
+        ? `it is truncated (${buf.length} bytes)`
+        : `it does not start with 'tributary-state ${kind} ${BINARY_FORMAT}'`,
+      operatorId
+    )
+  }
+  const format = Number(head[2])
+  if (format === 1) {
+    const lines = unframe(kind, buf.toString("utf8"), path, operatorId)
+    if (lines instanceof StateStoreError) return lines
+    return applyLines(kind, lines, path, target, fromJson, operatorId)
+  }
+  if (format !== BINARY_FORMAT) {
+    return corrupt(
+      path,
+      `it has format ${format}, which this version of tributary cannot read (it reads formats 1 and ${BINARY_FORMAT}): it was written by a later version`,
+      operatorId
+    )
+  }
+  const start = head[0].length
+  if (buf.length < start + 40) return corrupt(path, "it is truncated (no footer)", operatorId)
+  const footerAt = buf.length - 36
+  const digest = createHash("sha256").update(buf.subarray(0, footerAt)).digest()
+  if (!digest.equals(buf.subarray(footerAt + 4)))
+    return corrupt(path, "its checksum does not match its content", operatorId)
+  const expected = buf.readInt32BE(footerAt)
+  let p = start
+  let n = 0
+  for (;;) {
+    if (p + 4 > footerAt) return corrupt(path, "it has no end marker", operatorId)
+    const keySize = buf.readInt32BE(p)
+    p += 4
+    if (keySize === -1) break
+    if (keySize < 0 || p + keySize + 4 > footerAt) return corrupt(path, `entry ${n + 1} is cut short`, operatorId)
+    const key = buf.toString("utf8", p, p + keySize)
+    p += keySize
+    const valueSize = buf.readInt32BE(p)
+    p += 4
+    if (valueSize === -1) {
+      if (kind !== "delta") return corrupt(path, `entry ${n + 1} is a removal in a snapshot`, operatorId)
+      target.delete(key)
+    } else {
+      if (valueSize < 0 || p + valueSize > footerAt) return corrupt(path, `entry ${n + 1} is cut short`, operatorId)
+      target.set(key, buf.toString("latin1", p, p + valueSize))
+      p += valueSize
+    }
+    n++
+  }
+  if (p !== footerAt) return corrupt(path, "bytes follow its end marker", operatorId)
+  if (n !== expected) return corrupt(path, `it has ${n} entries where its footer says ${expected}`, operatorId)
+  return n
 }

@@ -5,14 +5,16 @@
  * `CommittedView`: how to look up, load and scan the committed version, and how to persist a
  * batch.
  *
- * Values are serialised to JSON text on `put` and parsed on `get`, so a value handed to the
- * store cannot be changed afterwards by the caller, and every `get` returns a fresh copy (as
- * Spark's stores copy rows on `put`).
+ * Values are encoded on `put` (by the provider's `ValueCodec`: the binary codec of
+ * `StateCodec.ts` for the file provider, JSON text for the DuckDB provider's tables) and decoded
+ * on `get`, so a value handed to the store cannot be changed afterwards by the caller, and every
+ * `get` returns a fresh copy (as Spark's stores copy rows on `put`).
  *
  * @since 0.1.0
  */
 import { Clock, Effect } from "effect"
 import { StateStoreError } from "../core/Errors.ts"
+import { JsonValueCodec, type ValueCodec } from "./StateCodec.ts"
 import { describeStore, type StateStore, type StateStoreMetrics } from "./StateStore.ts"
 
 /** `CommittedView.lookup`'s answer for a key whose committed value is not in memory. */
@@ -21,7 +23,7 @@ export const NOT_LOADED: unique symbol = Symbol.for("tributary/state/NotLoaded")
 /** A batch ready to persist as `version`. */
 export interface CommitBatch {
   readonly version: number
-  /** Changes that differ from the committed version: JSON text, or `null` for a removal. */
+  /** Changes that differ from the committed version: value encodings, or `null` for a removal. */
   readonly changes: ReadonlyArray<readonly [string, string | null]>
   /** Every changed key with its final value (including puts of an unchanged value). */
   readonly allChanges: ReadonlyMap<string, string | null>
@@ -38,7 +40,9 @@ export interface CommittedView {
   /** Live keys and the characters of their keys and values, in the committed version. */
   readonly numRows: number
   readonly numChars: number
-  /** The committed value's JSON, `undefined` when absent, `NOT_LOADED` when not in memory. */
+  /** How values are encoded (JSON text when omitted). */
+  readonly codec?: ValueCodec | undefined
+  /** The committed value's encoding, `undefined` when absent, `NOT_LOADED` when not in memory. */
   readonly lookup: (key: string) => string | undefined | typeof NOT_LOADED
   /** Makes the keys answerable by `lookup` (one batched read for those not in memory). */
   readonly load: (keys: ReadonlyArray<string>) => Effect.Effect<void, StateStoreError>
@@ -68,6 +72,7 @@ const finishedError = (view: CommittedView, what: string) =>
  */
 export const makeSession = (view: CommittedView): StateStore => {
   const changes = new Map<string, string | null>()
+  const codec = view.codec ?? JsonValueCodec
   let finished = false
   /** The committed entries, once `scan` read them all (every key is then known). */
   let scanned: ReadonlyMap<string, string> | undefined
@@ -82,18 +87,18 @@ export const makeSession = (view: CommittedView): StateStore => {
   const get = (key: string): unknown | undefined => {
     if (finished) defect("get after commit or abort")
     const c = changes.get(key)
-    if (c !== undefined) return c === null ? undefined : JSON.parse(c)
+    if (c !== undefined) return c === null ? undefined : codec.decode(c)
     const v = committed(key)
     if (v === NOT_LOADED)
       return defect(`get(${JSON.stringify(key)}) for a key that was not loaded; call load with the batch's keys first`)
-    return v === undefined ? undefined : JSON.parse(v)
+    return v === undefined ? undefined : codec.decode(v)
   }
 
   const put = (key: string, value: unknown): void => {
     if (finished) defect("put after commit or abort")
-    const json = JSON.stringify(value)
-    if (json === undefined) defect(`put(${JSON.stringify(key)}): the value cannot be represented as JSON`)
-    changes.set(key, json)
+    const encoded = codec.encode(value)
+    if (encoded === undefined) defect(`put(${JSON.stringify(key)}): the value cannot be represented as JSON`)
+    changes.set(key, encoded as string)
   }
 
   const remove = (key: string): void => {
@@ -116,8 +121,8 @@ export const makeSession = (view: CommittedView): StateStore => {
       return Effect.map(base, (entries) => {
         scanned = entries
         const out: Array<readonly [string, unknown]> = []
-        for (const [k, v] of entries) if (!changes.has(k)) out.push([k, JSON.parse(v)])
-        for (const [k, v] of changes) if (v !== null) out.push([k, JSON.parse(v)])
+        for (const [k, v] of entries) if (!changes.has(k)) out.push([k, codec.decode(v)])
+        for (const [k, v] of changes) if (v !== null) out.push([k, codec.decode(v)])
         return out
       })
     })

@@ -246,7 +246,16 @@ const rechecksum = (p: string) => {
 
 /** A future version of a file of a text format: its version marker raised, checksums valid. */
 const futureVersion = (p: string, kind: string): boolean => {
-  const text = fs.readFileSync(p, "utf8")
+  const bytes = fs.readFileSync(p)
+  // The state deltas and snapshots of format 2 are binary after a text header line.
+  const binary = /^tributary-state (delta|snapshot) 2\n/.exec(bytes.subarray(0, 40).toString("latin1"))
+  if (binary !== null) {
+    const header = Buffer.from(`tributary-state ${binary[1]} 99\n`)
+    fs.writeFileSync(p, Buffer.concat([header, bytes.subarray(binary[0].length)]))
+    rechecksum(p)
+    return true
+  }
+  const text = bytes.toString("utf8")
   let next: string | undefined
   if (/^v1(\n|$)/.test(text)) next = text.replace(/^v1/, "v99")
   else if (kind === "metadata") next = text.replace(/^\{/, '{"version":99,"id2":').replace(/"id"/, '"id3"')

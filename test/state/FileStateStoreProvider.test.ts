@@ -4,13 +4,16 @@
  * file) and I/O failures through an injected file system.
  */
 import * as fs from "node:fs/promises"
+import { createHash } from "node:crypto"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { CheckpointError } from "../../core/Errors.ts"
 import * as FileStateStoreProvider from "../../state/FileStateStoreProvider.ts"
 import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
-import { applyFile } from "../../state/StateFileFormat.ts"
+import { BinaryValueCodec } from "../../state/StateCodec.ts"
+import { applyStateFile, encodeDelta, encodeSnapshot, frame } from "../../state/StateFileFormat.ts"
+import { encodeSchema } from "../../state/StateSchemaCompatibility.ts"
 import { stateStoreContract, tempCheckpoint, wordSchema } from "./StateStoreContract.ts"
 
 const storeDir = (checkpoint: string) => path.join(checkpoint, "state", "0", "0")
@@ -60,7 +63,8 @@ const spec = (checkpoint: string, version: number, storeName = "default") => ({
 })
 
 /** A folder's names without the checksum files beside each (`.<name>.crc`, NodeCheckpointFileSystem). */
-const list = (dir: string) => Effect.promise(async () => (await fs.readdir(dir)).filter((n) => !n.endsWith(".crc")).sort())
+const list = (dir: string) =>
+  Effect.promise(async () => (await fs.readdir(dir)).filter((n) => !n.endsWith(".crc")).sort())
 
 describe("FileStateStoreProvider", () => {
   it.effect("writes one delta file per commit, snapshots and cleans up in maintenance (Spark's layout)", () =>
@@ -82,8 +86,19 @@ describe("FileStateStoreProvider", () => {
         "_metadata"
       ])
       assert.deepStrictEqual(yield* list(path.join(storeDir(cp), "_metadata")), ["schema"])
-      const delta = yield* Effect.promise(() => fs.readFile(path.join(storeDir(cp), "5.delta"), "utf8"))
-      assert.match(delta, /^tributary-state delta 1\n\+"k"\t5\n#1\t[0-9a-f]{64}\n$/)
+      // Format 2, Spark's delta layout: key size, key, value size, value (the codec's bytes of 5:
+      // tag 3, zig-zag varint 10), -1 for the end; then the entry count and a SHA-256.
+      const delta = yield* Effect.promise(() => fs.readFile(path.join(storeDir(cp), "5.delta")))
+      const body = Buffer.concat([
+        Buffer.from("tributary-state delta 2\n"),
+        Buffer.from([0, 0, 0, 1]),
+        Buffer.from("k"),
+        Buffer.from([0, 0, 0, 2, 3, 10]),
+        Buffer.from([0xff, 0xff, 0xff, 0xff])
+      ])
+      assert.deepStrictEqual(delta.subarray(0, body.length), body)
+      assert.deepStrictEqual(delta.subarray(body.length, body.length + 4), Buffer.from([0, 0, 0, 1]))
+      assert.deepStrictEqual(delta.subarray(body.length + 4), createHash("sha256").update(body).digest())
       yield* p.maintain()
       assert.include(yield* list(storeDir(cp)), "5.snapshot")
       for (let v = 5; v < 12; v++) {
@@ -186,8 +201,8 @@ describe("FileStateStoreProvider", () => {
       const version = Number(snapshots[0].split(".")[0])
       const file = path.join(storeDir(cp), snapshots[0])
       const loaded = new Map<string, string>()
-      applyFile("snapshot", yield* Effect.promise(() => fs.readFile(file, "utf8")), file, loaded)
-      const expected = new Map([...history[version]].map(([k, v]) => [k, String(v)] as const))
+      applyStateFile("snapshot", yield* Effect.promise(() => fs.readFile(file)), file, loaded, () => "")
+      const expected = new Map([...history[version]].map(([k, v]) => [k, BinaryValueCodec.encode(v)!] as const))
       assert.deepStrictEqual(loaded, expected)
     })
   )
@@ -201,7 +216,11 @@ describe("FileStateStoreProvider", () => {
         writeAtomic: (p: string, text: string, overwrite: boolean) =>
           failWrites
             ? Effect.fail(new CheckpointError({ reason: "Io", path: p, message: `disk full writing ${p}` }))
-            : NodeCheckpointFileSystem.writeAtomic(p, text, overwrite)
+            : NodeCheckpointFileSystem.writeAtomic(p, text, overwrite),
+        writeAtomicBytes: (p: string, data: Uint8Array, overwrite: boolean) =>
+          failWrites
+            ? Effect.fail(new CheckpointError({ reason: "Io", path: p, message: `disk full writing ${p}` }))
+            : NodeCheckpointFileSystem.writeAtomicBytes!(p, data, overwrite)
       }
       const p = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0, fs: flaky })
       const s0 = yield* p.open(spec(cp, -1))
@@ -221,6 +240,82 @@ describe("FileStateStoreProvider", () => {
       yield* s2.load(["a"])
       assert.strictEqual(s2.get("a"), 1)
       yield* s2.abort()
+    })
+  )
+})
+
+describe("FileStateStoreProvider: state files of format 1 (text, written before the binary format)", () => {
+  it.effect("a checkpoint written in format 1 is read, and its next commit writes format 2", () =>
+    Effect.gen(function* () {
+      const cp = yield* tempCheckpoint()
+      const dir = storeDir(cp)
+      const write = (name: string, text: string) =>
+        NodeCheckpointFileSystem.writeAtomic(path.join(dir, name), text, true)
+      // What a previous version wrote: the schema, a snapshot of version 1 and the delta of 2.
+      yield* write(path.join("_metadata", "schema"), frame("schema", [encodeSchema(wordSchema)]))
+      yield* write("0.delta", encodeDelta([["a", "1"]]))
+      yield* write("1.delta", encodeDelta([["b", '{"x":[1,"é",null]}']]))
+      yield* write(
+        "1.snapshot",
+        encodeSnapshot([
+          ["a", "1"],
+          ["b", '{"x":[1,"é",null]}']
+        ])
+      )
+      yield* write(
+        "2.delta",
+        encodeDelta([
+          ["a", null],
+          ["c", "-2.5"]
+        ])
+      )
+      const p = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0 })
+      const rows = yield* p.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 2 })
+      assert.deepStrictEqual(
+        new Map(rows),
+        new Map<string, unknown>([
+          ["b", { x: [1, "é", null] }],
+          ["c", -2.5]
+        ])
+      )
+      const s = yield* p.open(spec(cp, 2))
+      assert.deepStrictEqual(s.get("b"), { x: [1, "é", null] })
+      s.put("c", (s.get("c") as number) + 1)
+      yield* s.commit()
+      const delta = yield* Effect.promise(() => fs.readFile(path.join(dir, "3.delta")))
+      assert.strictEqual(delta.subarray(0, 24).toString(), "tributary-state delta 2\n")
+      // A fresh provider rebuilds version 3 from the format-1 snapshot and deltas plus the new one.
+      const q = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0 })
+      const again = yield* q.read({ checkpoint: cp, operatorId: 0, storeName: "default", version: 3 })
+      assert.deepStrictEqual(
+        new Map(again),
+        new Map<string, unknown>([
+          ["b", { x: [1, "é", null] }],
+          ["c", -1.5]
+        ])
+      )
+    })
+  )
+
+  it.effect("a state file of a later format fails the open with Corrupt naming it", () =>
+    Effect.gen(function* () {
+      const cp = yield* tempCheckpoint()
+      const p = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0 })
+      const s = yield* p.open(spec(cp, -1))
+      s.put("a", 1)
+      yield* s.commit()
+      const file = path.join(storeDir(cp), "0.delta")
+      const bytes = yield* Effect.promise(() => fs.readFile(file))
+      yield* NodeCheckpointFileSystem.writeAtomicBytes!(
+        file,
+        Buffer.concat([Buffer.from("tributary-state delta 7\n"), bytes.subarray(24)]),
+        true
+      )
+      const q = yield* FileStateStoreProvider.make({ maintenanceEveryCommits: 0 })
+      const err = yield* Effect.flip(q.open(spec(cp, 0)))
+      assert.strictEqual(err.reason, "Corrupt")
+      assert.include(err.message, file)
+      assert.match(err.message, /format 7.*later version/)
     })
   )
 })
