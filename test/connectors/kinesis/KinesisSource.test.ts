@@ -393,6 +393,36 @@ describe("kinesis source", () => {
     )
   )
 
+  it.live("fails on a shard that left the stream before it was read to its end, unless failOnDataLoss is false", () =>
+    Effect.gen(function* () {
+      const name = uniqueStream("dataloss")
+      yield* Effect.promise(() => k.createStream(name, 1))
+      const [w] = yield* Effect.promise(() => k.put(name, records("k", "a")))
+      // An offset naming a shard the stream no longer lists (as after its retention period).
+      const start = {
+        [name]: {
+          [w.shardId]: { iteratorType: "TRIM_HORIZON", iteratorPosition: "" },
+          "shardId-000000000099": { iteratorType: "AFTER_SEQUENCE_NUMBER", iteratorPosition: "12" }
+        }
+      }
+      const strict = yield* createSource({ streamName: name }, tempDir("loss1"))
+      const e = yield* Effect.flip(strict.latestOffset(start, strict.defaultReadLimit()))
+      expect(e).toBeInstanceOf(ConnectorError)
+      expect(e.message).toContain(
+        `Shard ${name}/shardId-000000000099 at AFTER_SEQUENCE_NUMBER 12 is no longer in the stream`
+      )
+      expect(e.message).toContain("failOnDataLoss")
+      const lenient = yield* createSource({ streamName: name, failOnDataLoss: "false" }, tempDir("loss2"))
+      const end = yield* lenient.latestOffset(start, lenient.defaultReadLimit())
+      expect(end).toEqual({
+        [name]: { [w.shardId]: { iteratorType: "AFTER_SEQUENCE_NUMBER", iteratorPosition: w.sequenceNumber } }
+      })
+      expect((yield* lenient.getBatch(start, end)).map((r) => text(r[0]))).toEqual(["a"])
+      yield* strict.stop()
+      yield* lenient.stop()
+    })
+  )
+
   it.live("fails a stream that does not exist with a ConnectorError that is the user's to fix", () =>
     Effect.gen(function* () {
       const source = yield* createSource({ streamName: uniqueStream("missing") }, tempDir("missing"))
