@@ -26,6 +26,7 @@ import { registerConsoleSink } from "./connectors/console/mod.ts"
 import { AvroFunctionsCodec } from "./connectors/files/avro/AvroFunctionsCodec.ts"
 import { registerFileFormats } from "./connectors/files/mod.ts"
 import { registerKafka } from "./connectors/kafka/mod.ts"
+import { registerKinesis } from "./connectors/kinesis/mod.ts"
 import { registerMemorySink } from "./connectors/memory/mod.ts"
 import { registerNexmark } from "./connectors/nexmark/mod.ts"
 import { registerNoopSink } from "./connectors/noop/mod.ts"
@@ -43,6 +44,7 @@ registerConsoleSink()
 registerMemorySink()
 registerNoopSink()
 registerKafka()
+registerKinesis()
 // The Avro library behind F.from_avro / F.to_avro (core holds none).
 registerAvroCodec(AvroFunctionsCodec)
 // The Spark Connect backend of `Session.layer({ remote: "sc://…" })`.

@@ -18,8 +18,9 @@ export default defineConfig({
     exclude: ["test/deno/**", "node_modules/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Start the test Kafka broker and the Spark Connect server for runs that include their tests.
-    globalSetup: ["./test/kafka/globalSetup.ts", "./test/connect/globalSetup.ts"],
+    // Start the test Kafka broker, the Spark Connect server and the local Kinesis for runs that
+    // include their tests.
+    globalSetup: ["./test/kafka/globalSetup.ts", "./test/connect/globalSetup.ts", "./test/kinesis/globalSetup.ts"],
     pool: "forks",
     typecheck: {
       enabled: true,

@@ -11,7 +11,8 @@
  *   store provider (`state/*StateStoreProvider.ts`) is imported only inside `state/` (the
  *   registry `StateStoreProviders.ts`, `state/mod.ts`): everything else reaches it by name.
  * - `connectors/` imports core, state, `effect`, `@duckdb/node-api`, `kafkajs`, `avsc` and `snappyjs`
- *   (the Avro format) and `node:` built-ins; a connector folder imports only its own files and the shared helpers directly
+ *   (the Avro format), `@aws-sdk/client-kinesis` and `@smithy/node-http-handler` (the Kinesis
+ *   client and its HTTP/1.1 handler) and `node:` built-ins; a connector folder imports only its own files and the shared helpers directly
  *   under `connectors/`, never another connector.
  * - `structured/` imports core, state, structured, `effect` and `node:` built-ins, never
  *   connectors, in layers: `contracts/` <- `physical/` <- `execution/` <- `api/` <-
@@ -57,7 +58,15 @@ const isCompositionRoot = (file: string): boolean =>
 const PACKAGES: Record<LibraryArea | "bin" | "scripts", ReadonlySet<string>> = {
   core: new Set(["effect"]),
   state: new Set(["effect", "@duckdb/node-api"]),
-  connectors: new Set(["effect", "@duckdb/node-api", "kafkajs", "avsc", "snappyjs"]),
+  connectors: new Set([
+    "effect",
+    "@duckdb/node-api",
+    "kafkajs",
+    "avsc",
+    "snappyjs",
+    "@aws-sdk/client-kinesis",
+    "@smithy/node-http-handler"
+  ]),
   structured: new Set(["effect"]),
   dstream: new Set(["effect"]),
   connect: new Set(["effect", "@bufbuild/protobuf", "@connectrpc/connect", "@connectrpc/connect-node", "apache-arrow"]),
@@ -480,6 +489,8 @@ describe("architecture rules (self-check on synthetic imports)", () => {
       ["state/StateStore.ts", "../core/Errors.ts"],
       ["state/StateStoreProviders.ts", "./DuckDBStateStoreProvider.ts"],
       ["connectors/kafka/KafkaSource.ts", "kafkajs"],
+      ["connectors/kinesis/KinesisClient.ts", "@aws-sdk/client-kinesis"],
+      ["connectors/kinesis/KinesisClient.ts", "@smithy/node-http-handler"],
       ["connectors/files/avro/AvroSchema.ts", "avsc"],
       ["connectors/files/avro/AvroSchema.ts", "../FileSource.ts"],
       ["connectors/kafka/KafkaSource.ts", "./KafkaOptions.ts"],
