@@ -34,6 +34,7 @@ import {
   discover,
   type Kind,
   keyStruct,
+  propertiesStoreName,
   timerStoreName,
   transformWithStateStores
 } from "./TransformWithStateDeclarations.ts"
@@ -242,7 +243,11 @@ export const decodeEntries = (spec: StoreReaderSpec, entries: ReadonlyArray<read
     case "transformWithState":
       return decodeStateVariableEntries(d, entries)
     case "generic": {
-      const parse = keyParser(spec.schema.keySchema.fields.map((f) => f.dataType))
+      // transformWithState's properties store keys its one entry by the plain string "properties".
+      const parse =
+        spec.storeName === propertiesStoreName
+          ? (key: string): InternalRow => [key]
+          : keyParser(spec.schema.keySchema.fields.map((f) => f.dataType))
       const value = valueFromJSON(spec.schema.valueSchema)
       const rows: Array<InternalRow> = []
       for (const [key, json] of entries) rows.push([parse(key), value(json), 0])
