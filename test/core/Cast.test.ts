@@ -117,7 +117,12 @@ describe("Cast: to string", () => {
     [0.001, "0.001"],
     [-0.0, "-0.0"],
     [Number.NaN, "NaN"],
-    [Infinity, "Infinity"]
+    [Infinity, "Infinity"],
+    // issue #21 deviation 10: Double.toString(Double.MIN_VALUE) is "4.9E-324"
+    [5e-324, "4.9E-324"],
+    [-5e-324, "-4.9E-324"],
+    [1e-10, "1.0E-10"],
+    [2e22, "2.0E22"]
   ])("cast(%s as string) = %s (Java's Double.toString)", (d, expected) => {
     expect(cast(T.DoubleType, T.StringType, d)).toBe(expected)
   })

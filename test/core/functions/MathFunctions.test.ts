@@ -113,6 +113,14 @@ describe("abs, floor, ceil, integral functions", () => {
     expect(typeOf("pmod", lit(1), long(2))).toBe("bigint")
   })
 
+  // issue #21 deviation 9: Spark's Pmod returns the double remainder `a % n` when it is not
+  // negative, and -3.0 % 1.5 is -0.0
+  it("pmod(-3.0, 1.5) is -0.0 as in Spark; integral results have no -0", () => {
+    expect(Object.is(fn("pmod", dbl(-3.0), dbl(1.5)), -0)).toBe(true)
+    expect(Object.is(fn("pmod", lit(-4), lit(2)), 0)).toBe(true)
+    expect(Object.is(fn("pmod", long(-4), long(2)), 0)).toBe(true)
+  })
+
   it("negative and positive", () => {
     expect(fn("negative", lit(1))).toBe(-1)
     expect(fn("positive", lit(1))).toBe(1)
