@@ -127,6 +127,16 @@ describe("Cast: to string", () => {
     expect(cast(T.DoubleType, T.StringType, d)).toBe(expected)
   })
 
+  // issue #21 deviation 3: Spark's non-ANSI cast of a timestamp to int is null when the
+  // seconds do not fit an int (Cast.castToInt: `if (longValue == longValue.toInt) ... else null`)
+  it("cast(ts as int) is null when the seconds overflow an int", () => {
+    expect(cast(T.TimestampType, T.IntegerType, Date.UTC(2039, 0, 1))).toBe(null)
+    expect(cast(T.TimestampType, T.IntegerType, Date.UTC(1901, 0, 1))).toBe(null)
+    expect(cast(T.TimestampType, T.IntegerType, Date.UTC(2038, 0, 1))).toBe(Date.UTC(2038, 0, 1) / 1000)
+    expect(cast(T.TimestampType, T.IntegerType, -1)).toBe(-1)
+    expect(forceNullable(T.TimestampType, T.IntegerType)).toBe(true)
+  })
+
   it("ints, booleans, dates, timestamps", () => {
     expect(cast(T.IntegerType, T.StringType, -12)).toBe("-12")
     expect(cast(T.BooleanType, T.StringType, true)).toBe("true")
