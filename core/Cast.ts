@@ -73,6 +73,7 @@ export const forceNullable = (from: T.DataType, to: T.DataType): boolean => {
   if (from._tag === "null" || T.sameType(from, to)) return false
   if (from._tag === "string") return to._tag !== "binary"
   if (to._tag === "string") return false
+  if (from._tag === "timestamp" && to._tag === "integer") return true
   if (from._tag === "double" && to._tag === "timestamp") return true
   if (from._tag === "timestamp" && to._tag === "date") return false
   if (to._tag === "date") return true
@@ -342,7 +343,11 @@ const convert = (from: T.DataType, to: T.DataType): CastFunction | undefined => 
         case "double":
           return (v) => doubleToInt(v as number)
         case "timestamp":
-          return (v) => longToInt(Math.floor((v as number) / 1000))
+          // Spark (non-ANSI): the seconds when they fit an int, else null (issue #21, deviation 3)
+          return (v) => {
+            const s = Math.floor((v as number) / 1000)
+            return s >= INT_MIN && s <= INT_MAX ? s : null
+          }
         case "date":
           return alwaysNull
         default:

@@ -231,7 +231,11 @@ export const lit = <const V extends Primitive | ReadonlyArray<unknown>>(value: V
         ? Number(value)
         : value === undefined
           ? null
-          : value
+          : // -0 is an integer to JavaScript, so lit(-0.0) is an int literal, and an int has no
+            // -0: Spark's value is 0 (issue #21, deviation 7)
+            Object.is(value, -0)
+            ? 0
+            : value
   return new Column({ _tag: "Literal", value: internal, dataType })
 }
 

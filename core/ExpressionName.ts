@@ -36,8 +36,11 @@ export const formatDouble = (v: number): string => {
   const abs = Math.abs(v)
   if (abs >= 1e-3 && abs < 1e7) return String(v)
   // Java prints 1.0E10, 1.234E-5
-  const [mant, exp] = v.toExponential().split("e")
-  const m = mant.includes(".") ? mant : `${mant}.0`
+  let [mant, exp] = v.toExponential().split("e")
+  // Java prints at least two significant digits, the two closest to the value:
+  // Double.MIN_VALUE is 4.9E-324, not 5.0E-324 (issue #21, deviation 10)
+  if (!mant.includes(".")) [mant, exp] = v.toExponential(1).split("e")
+  const m = mant
   return `${m}E${exp.startsWith("+") ? exp.slice(1) : exp}`
 }
 

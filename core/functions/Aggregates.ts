@@ -16,9 +16,9 @@
  * - `sum` over integers wraps on 64-bit overflow as Spark does without ANSI mode: the running
  *   sum is a number while it is a safe integer and a `BigInt` wrapped to 64 bits after that; the
  *   result is a number again (exact up to 2^53, the precision of every long in tributary).
- * - `collect_set` keeps the first-seen order (Spark's order is unspecified) and, like Spark, keeps
- *   every NaN of a double column (Scala's `==` never finds NaN equal) while 0.0 and -0.0 collapse;
- *   nested values are compared after normalising NaN and -0.0.
+ * - `collect_set` keeps the first-seen order (Spark's order is unspecified); like Spark 4.2 it
+ *   folds NaNs into one and -0.0 into 0.0 (a double column's set over 0.0, -0.0, NaN, NaN is
+ *   `[0.0, NaN]`); nested values are compared after normalising NaN and -0.0.
  * - `approx_count_distinct` hashes values exactly as Spark does (`XxHash64.ts`), so its estimates
  *   equal Spark's (`HyperLogLogPlusPlus.ts`).
  *
@@ -680,18 +680,14 @@ const collectSetImpl = (t: DataType, arg: Evaluator): AggregateImpl => {
   const key = memberKey(t)
   const enc = valueToJSON(t)
   const dec = valueFromJSON(t)
-  // Spark's CollectSet compares with Scala's `==`, under which NaN never equals NaN: every NaN
-  // of a double column is kept (SELECT collect_set(x) over 0.0, -0.0, NaN, NaN is [0.0, NaN, NaN]).
-  const keepsEveryNaN = t._tag === "double"
+  // Spark 4.2's collect_set of doubles over 0.0, -0.0, NaN, NaN is [0.0, NaN]: NaNs fold into
+  // one and -0.0 comes out as 0.0 (found by the random differential run, issue #21 deviation 5).
+  const normalize = t._tag === "double" ? (v: unknown) => (v === 0 ? 0 : v) : (v: unknown) => v
   const add = (buf: SetBuffer, v: unknown): void => {
-    if (keepsEveryNaN && v !== v) {
-      buf.values.push(v)
-      return
-    }
     const k = key(v)
     if (!buf.seen.has(k)) {
       buf.seen.add(k)
-      buf.values.push(v)
+      buf.values.push(normalize(v))
     }
   }
   return {

@@ -369,7 +369,9 @@ register(
         nullable: "always",
         strict: (info) => {
           const ms = toMillis(info.argTypes[0])
-          const toSeconds = (m: number | null) => (m === null ? null : Math.floor(m / 1000))
+          // Spark's ToTimestamp divides toward zero (`micros / MICROS_PER_SECOND`):
+          // 1969-12-31T23:59:59.999Z is 0 (issue #21, deviation 4)
+          const toSeconds = (m: number | null) => (m === null ? null : Math.trunc(m / 1000) + 0)
           return info.argTypes.length === 1
             ? (v: unknown) => toSeconds(ms(v, DEFAULT_FORMAT))
             : (v: unknown, fmt: string) => toSeconds(ms(v, fmt))

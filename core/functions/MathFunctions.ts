@@ -392,7 +392,10 @@ register(
     result: (types) => types[0],
     nullable: "always",
     strict: (info) => {
-      const wrap = info.argTypes[0]._tag === "integer" ? (v: number) => v | 0 : (v: number) => v + 0
+      // Spark's Pmod keeps a double remainder's sign: pmod(-3.0, 1.5) is -0.0 (issue #21,
+      // deviation 9); integral results have no -0.
+      const t = info.argTypes[0]._tag
+      const wrap = t === "integer" ? (v: number) => v | 0 : t === "double" ? (v: number) => v : (v: number) => v + 0
       return (a: number, n: number) => {
         if (n === 0) return null
         const r = a % n

@@ -110,12 +110,44 @@ const padFunction = (name: string, left: boolean): ScalarFunctionDef =>
         : (s: string, len: number, p: string) => pad(s, len, p, left)
   })
 
+/**
+ * Title case of one (lower-cased) character: Unicode's titlecase mapping, which Spark's
+ * `UTF8String.toTitleCase` applies. It differs from the upper case where the upper case is
+ * several letters (`ß` → `Ss`, `ﬁ` → `Fi`, not `SS`, `FI`) and for the digraphs with a title
+ * form of their own (`ǆ` → `ǅ`) and the Greek letters with ypogegrammeni (`ᾳ` → `ᾼ`).
+ */
+const TITLE_CASE: ReadonlyMap<string, string> = new Map([
+  ["\u01C6", "\u01C5"],
+  ["\u01C9", "\u01C8"],
+  ["\u01CC", "\u01CB"],
+  ["\u01F3", "\u01F2"],
+  ["\u0149", "\u02BCN"],
+  ["\u1FB3", "\u1FBC"],
+  ["\u1FC3", "\u1FCC"],
+  ["\u1FF3", "\u1FFC"]
+])
+
+const titleCase = (ch: string): string => {
+  const special = TITLE_CASE.get(ch)
+  if (special !== undefined) return special
+  const cp = ch.codePointAt(0)!
+  // ᾀ-ᾇ, ᾐ-ᾗ, ᾠ-ᾧ title-case to ᾈ-ᾏ, ᾘ-ᾟ, ᾨ-ᾯ
+  if ((cp >= 0x1f80 && cp <= 0x1f87) || (cp >= 0x1f90 && cp <= 0x1f97) || (cp >= 0x1fa0 && cp <= 0x1fa7)) {
+    return String.fromCodePoint(cp + 8)
+  }
+  const upper = ch.toUpperCase()
+  if (upper.length === 1) return upper
+  const first = String.fromCodePoint(upper.codePointAt(0)!)
+  return first + upper.slice(first.length).toLowerCase()
+}
+
+// Spark's initcap (issue #21, deviation 2: initcap("ßa b") is "Ssa B").
 const initcap = (s: string): string => {
   const lower = s.toLowerCase()
   let out = ""
   let start = true
   for (const ch of lower) {
-    out += start ? ch.toUpperCase() : ch
+    out += start ? titleCase(ch) : ch
     start = ch === " "
   }
   return out

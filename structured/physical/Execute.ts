@@ -791,11 +791,32 @@ const deduplicate = (
   )
   const seen = new Set<unknown>()
   const out: Array<InternalRow> = []
+  const normalize = normalizedKeyColumns(p)
   for (let i = 0; i < rows.length; i++) {
     const k = key(rows[i])
     if (seen.has(k)) continue
     seen.add(k)
-    out.push(rows[i])
+    out.push(normalize === undefined ? rows[i] : normalize(rows[i]))
   }
   return out
+}
+
+/**
+ * Spark plans a batch `dropDuplicates` as an aggregate grouped by the keys
+ * (ReplaceDeduplicateWithAggregate), whose keys come out normalized: a -0.0 key is 0.0
+ * (issue #21, deviation 6). `undefined` when no key column needs it.
+ */
+const normalizedKeyColumns = (p: P.DeduplicateExec): ((row: InternalRow) => InternalRow) | undefined => {
+  const parts: Array<[number, (v: unknown) => unknown]> = []
+  for (const k of p.keys) {
+    const f = normalizer(k.dataType)
+    const i = p.child.output.findIndex((a) => a.exprId === k.exprId)
+    if (f !== undefined && i >= 0 && k.dataType._tag !== "integer" && k.dataType._tag !== "long") parts.push([i, f])
+  }
+  if (parts.length === 0) return undefined
+  return (row) => {
+    const out = row.slice()
+    for (const [i, f] of parts) out[i] = f(out[i])
+    return out
+  }
 }

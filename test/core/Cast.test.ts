@@ -117,9 +117,24 @@ describe("Cast: to string", () => {
     [0.001, "0.001"],
     [-0.0, "-0.0"],
     [Number.NaN, "NaN"],
-    [Infinity, "Infinity"]
+    [Infinity, "Infinity"],
+    // issue #21 deviation 10: Double.toString(Double.MIN_VALUE) is "4.9E-324"
+    [5e-324, "4.9E-324"],
+    [-5e-324, "-4.9E-324"],
+    [1e-10, "1.0E-10"],
+    [2e22, "2.0E22"]
   ])("cast(%s as string) = %s (Java's Double.toString)", (d, expected) => {
     expect(cast(T.DoubleType, T.StringType, d)).toBe(expected)
+  })
+
+  // issue #21 deviation 3: Spark's non-ANSI cast of a timestamp to int is null when the
+  // seconds do not fit an int (Cast.castToInt: `if (longValue == longValue.toInt) ... else null`)
+  it("cast(ts as int) is null when the seconds overflow an int", () => {
+    expect(cast(T.TimestampType, T.IntegerType, Date.UTC(2039, 0, 1))).toBe(null)
+    expect(cast(T.TimestampType, T.IntegerType, Date.UTC(1901, 0, 1))).toBe(null)
+    expect(cast(T.TimestampType, T.IntegerType, Date.UTC(2038, 0, 1))).toBe(Date.UTC(2038, 0, 1) / 1000)
+    expect(cast(T.TimestampType, T.IntegerType, -1)).toBe(-1)
+    expect(forceNullable(T.TimestampType, T.IntegerType)).toBe(true)
   })
 
   it("ints, booleans, dates, timestamps", () => {

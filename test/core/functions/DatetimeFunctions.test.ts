@@ -125,6 +125,10 @@ describe("parsing and formatting", () => {
     expect(fn("unix_timestamp", lit("2016-04-08 10:00:00"))).toBe(1460109600)
     expect(fn("unix_timestamp", lit("2016-04-08"))).toBe(null)
     expect(fn("unix_timestamp", ts("1970-01-01 00:00:01.9"))).toBe(1)
+    // issue #21 deviation 4: Spark's ToTimestamp divides toward zero before 1970
+    expect(Object.is(fn("unix_timestamp", ts("1969-12-31 23:59:59.999")), 0)).toBe(true)
+    expect(fn("unix_timestamp", ts("1969-12-31 23:59:58.5"))).toBe(-1)
+    expect(fn("unix_timestamp", lit("1969-12-31 23:59:59"))).toBe(-1)
     expect(fn("unix_timestamp", date("1970-01-02"))).toBe(86400)
     expect(fn("from_unixtime", lit(0), lit("yyyy-MM-dd HH:mm:ss"))).toBe("1970-01-01 00:00:00")
     expect(fn("from_unixtime", lit(0))).toBe("1970-01-01 00:00:00")

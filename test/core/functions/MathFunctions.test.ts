@@ -1,6 +1,7 @@
 // Expected values are the `examples` of Spark's ExpressionDescription annotations
 // (sql/catalyst/.../expressions/mathExpressions.scala, arithmetic.scala) unless noted.
 import { describe, expect, it } from "vitest"
+import { lit as columnLit } from "../../../core/Column.ts"
 import * as T from "../../../core/DataType.ts"
 import { dbl, fn, lit, long, resolveError, str, typeOf } from "./support.ts"
 
@@ -113,6 +114,14 @@ describe("abs, floor, ceil, integral functions", () => {
     expect(typeOf("pmod", lit(1), long(2))).toBe("bigint")
   })
 
+  // issue #21 deviation 9: Spark's Pmod returns the double remainder `a % n` when it is not
+  // negative, and -3.0 % 1.5 is -0.0
+  it("pmod(-3.0, 1.5) is -0.0 as in Spark; integral results have no -0", () => {
+    expect(Object.is(fn("pmod", dbl(-3.0), dbl(1.5)), -0)).toBe(true)
+    expect(Object.is(fn("pmod", lit(-4), lit(2)), 0)).toBe(true)
+    expect(Object.is(fn("pmod", long(-4), long(2)), 0)).toBe(true)
+  })
+
   it("negative and positive", () => {
     expect(fn("negative", lit(1))).toBe(-1)
     expect(fn("positive", lit(1))).toBe(1)
@@ -179,5 +188,14 @@ describe("NaN handling and extremes", () => {
     expect(fn("greatest", lit("a"), lit("b"))).toBe("b")
     expect(typeOf("greatest", lit(1), long(2), dbl(1.5))).toBe("double")
     expect(resolveError("greatest", lit(1))).toMatch(/WRONG_NUM_ARGS/)
+  })
+
+  // issue #21 deviation 7: -0 is an integer to JavaScript, so F.lit(-0.0) is an int literal,
+  // which Spark holds as 0: lit(-0.0) is 0 and least(1.5, lit(-0.0)) is 0.0
+  it("lit(-0.0) is the int 0, and least(1.5, lit(-0.0)) is 0.0", () => {
+    const negZero = columnLit(-0.0).expr
+    expect(negZero).toMatchObject({ dataType: T.IntegerType })
+    expect(Object.is((negZero as { value: unknown }).value, 0)).toBe(true)
+    expect(Object.is(fn("least", dbl(1.5), negZero), 0)).toBe(true)
   })
 })

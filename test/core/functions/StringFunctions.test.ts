@@ -15,6 +15,15 @@ describe("case and length", () => {
     expect(fn("upper", str(null))).toBe(null)
   })
 
+  // issue #21 deviation 2: Spark's UTF8String.toTitleCase uses the titlecase mapping
+  it("initcap title-cases a word's first letter: initcap('ßa b') is 'Ssa B' as in Spark", () => {
+    expect(fn("initcap", lit("ß"))).toBe("Ss")
+    expect(fn("initcap", lit("ßa b"))).toBe("Ssa B")
+    expect(fn("initcap", lit("ﬁne ǆungla"))).toBe("Fine ǅungla")
+    expect(fn("initcap", lit("ᾳ ᾀ"))).toBe("ᾼ ᾈ")
+    expect(fn("initcap", lit("éCOLE 😀x"))).toBe("École 😀x")
+  })
+
   it("length counts characters (code points), bytes for binary", () => {
     expect(fn("length", lit("Spark SQL "))).toBe(10)
     expect(fn("char_length", lit("Spark SQL "))).toBe(10)

@@ -1086,6 +1086,28 @@ describe("orderBy, limit, distinct, dropDuplicates", () => {
       })
     )
   )
+
+  // issue #21 deviation 6: Spark's batch dropDuplicates is an aggregate grouped by the keys
+  // (ReplaceDeduplicateWithAggregate), so a -0.0 key comes out as 0.0; so does distinct()
+  it.effect("dropDuplicates(['d']) and distinct() on -0.0 keys output 0.0, as Spark", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const df = spark.createDataFrame(
+        [
+          { d: -0.0, v: 1 },
+          { d: 0.0, v: 2 }
+        ],
+        "d double, v int"
+      )
+      const byKey = yield* df.dropDuplicates(["d"]).collect()
+      expect(byKey).toHaveLength(1)
+      expect(Object.is(byKey[0].d, 0)).toBe(true)
+      expect(byKey[0].v).toBe(1)
+      const distinct = yield* df.select("d").distinct().collect()
+      expect(distinct).toHaveLength(1)
+      expect(Object.is(distinct[0].d, 0)).toBe(true)
+    }).pipe(Effect.provide(Session.layer()))
+  )
 })
 
 describe("Spark's value semantics", () => {
