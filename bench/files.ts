@@ -11,7 +11,9 @@
  *
  * timed start to termination, best of `BENCH_RUNS` (default 3), each run a new query over a new
  * checkpoint, after one untimed warm-up run; the summed `getBatch` time (the file source's share:
- * reading, splitting and parsing) is printed too.
+ * reading, splitting and parsing) is printed too, and the process's CPU time over the run (the
+ * rate per CPU second moves less than wall time on a busy machine; it includes the collector's
+ * and libuv's threads).
  *
  * The baseline reads the same files and builds the same rows by hand: `readFileSync`, one
  * `TextDecoder`, `split("\n")`, then per line `split(",")` + `Number` + `Date.parse` (CSV) or
@@ -84,6 +86,8 @@ const handParse = (dir: string, format: Format): number => {
 interface Run {
   readonly ms: number
   readonly getBatchMs: number
+  /** The process's CPU time (user + system, all threads) over the run. */
+  readonly cpuMs: number
   readonly rows: number
 }
 
@@ -91,6 +95,7 @@ const engineRun = (format: Format, input: string, checkpoint: string) =>
   Effect.gen(function* () {
     const spark = yield* Session
     const t0 = performance.now()
+    const c0 = process.cpuUsage()
     const reader = spark.readStream.schema(SCHEMA)
     const df = format === "csv" ? reader.csv(input) : reader.json(input)
     const query = yield* df.writeStream
@@ -100,9 +105,11 @@ const engineRun = (format: Format, input: string, checkpoint: string) =>
       .start()
     yield* query.awaitTermination()
     const ms = performance.now() - t0
+    const c = process.cpuUsage(c0)
     const progress = yield* query.recentProgress()
     return {
       ms,
+      cpuMs: (c.user + c.system) / 1000,
       getBatchMs: progress.reduce((a, p) => a + (p.durationMs.getBatch ?? 0), 0),
       rows: progress.reduce((a, p) => a + p.numInputRows, 0)
     } satisfies Run
@@ -133,19 +140,25 @@ export const runFileSourceBench = async (format: Format): Promise<void> => {
       }).pipe(Effect.provide(Session.layer()))
     )
     let handMs = Number.POSITIVE_INFINITY
+    let handCpuMs = Number.POSITIVE_INFINITY
     for (let i = 0; i < RUNS; i++) {
       const t0 = performance.now()
+      const c0 = process.cpuUsage()
       const rows = handParse(input, format)
       handMs = Math.min(handMs, performance.now() - t0)
+      const c = process.cpuUsage(c0)
+      handCpuMs = Math.min(handCpuMs, (c.user + c.system) / 1000)
       if (rows !== N) throw new Error(`the hand loop read ${rows} rows, expected ${N}`)
     }
     console.log(
       `${format} file source → noop: ${N} rows (${SCHEMA}) in ${FILES} files, Trigger.AvailableNow (best of ${RUNS})`
     )
     console.log(
-      `  tributary         ${best.ms.toFixed(1)} ms  ${mrows(N, best.ms)}  (getBatch ${best.getBatchMs.toFixed(0)} ms)`
+      `  tributary         ${best.ms.toFixed(1)} ms  ${mrows(N, best.ms)}  (getBatch ${best.getBatchMs.toFixed(0)} ms, CPU ${best.cpuMs.toFixed(0)} ms: ${mrows(N, best.cpuMs)} of CPU)`
     )
-    console.log(`  hand-written loop ${handMs.toFixed(1)} ms  ${mrows(N, handMs)}`)
+    console.log(
+      `  hand-written loop ${handMs.toFixed(1)} ms  ${mrows(N, handMs)}  (CPU ${handCpuMs.toFixed(0)} ms: ${mrows(N, handCpuMs)} of CPU)`
+    )
     console.log(`  ratio tributary / hand-written loop (throughput): ${(handMs / best.ms).toFixed(3)}`)
   } finally {
     await rm(root, { recursive: true, force: true })
