@@ -23,8 +23,12 @@
  * Workload 5 — the stream-stream windowed join (`bench/join.ts`); workload 6 — state store commit
  * time per batch at 100 K, 1 M and 10 M keys for each provider (`bench/state.ts`).
  *
+ * Workload 7 — the CSV and JSON file sources into the noop sink, 1 M rows of three columns in 10
+ * files, against a hand-written parse of the same bytes (`bench/files.ts`).
+ *
  * `node bench/run.ts windowed-duckdb` (any prefix of `groupby`, `tiny`, `stateless`,
- * `windowed-duckdb`, `windowed-memory`, `join`, `statestore`) runs only those workloads.
+ * `windowed-duckdb`, `windowed-memory`, `join`, `statestore`, `csv-source`, `json-source`) runs
+ * only those workloads.
  */
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -446,7 +450,7 @@ const windowed = (provider: "duckdb" | "memory", root: string) =>
   }).pipe(Effect.provide(Session.layer({ stateStore: provider })))
 
 // `npm run bench -- windowed` (or `groupby`, `tiny`, `stateless`, `windowed-duckdb`,
-// `windowed-memory`, `join`, `statestore`, several separated by spaces) runs only the workloads whose name starts with one
+// `windowed-memory`, `join`, `statestore`, `csv-source`, `json-source`, several separated by spaces) runs only the workloads whose name starts with one
 // of the arguments; no argument runs them all.
 const selected = process.argv.slice(2)
 const wanted = (name: string): boolean => selected.length === 0 || selected.some((s) => name.startsWith(s))
@@ -469,3 +473,7 @@ for (const provider of ["duckdb", "memory"] as const) {
 if (wanted("join")) await (await import("./join.ts")).runJoinBench()
 // Workload 6, state store commit time per batch at 100 K, 1 M and 10 M keys: bench/state.ts.
 if (wanted("statestore")) await (await import("./state.ts")).runStateBench()
+// Workload 7, the CSV and JSON file sources into the noop sink: bench/files.ts.
+for (const format of ["csv", "json"] as const) {
+  if (wanted(`${format}-source`)) await (await import("./files.ts")).runFileSourceBench(format)
+}

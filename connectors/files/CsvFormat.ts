@@ -26,6 +26,7 @@ import { type CsvOptions, parseCsvOptions } from "./CsvOptions.ts"
 import { CsvTokenizer } from "./CsvParser.ts"
 import { type InputFile, qualifiedName } from "./FileListing.ts"
 import { type FileReader, makeFileFormat, noResource } from "./FileSource.ts"
+import { Interner, parseIntRange, parseIsoTimestampRange, parseLongRange, SLOW } from "./FieldParsers.ts"
 import { checkCorruptColumn } from "./FileSourceOptions.ts"
 import {
   type CsvInferOptions,
@@ -234,52 +235,196 @@ const checkHeader = (
     : new ConnectorError({ connector: "csv", domain: "user", retryable: false, message })
 }
 
+/** A converter over `text[start, end)`, a non-null unquoted token, for the line-mode fast path. */
+type RangeConverter = (text: string, start: number, end: number) => unknown
+
+/**
+ * `converterOf` over a range of the file's text: ints, longs and ISO timestamps are parsed in
+ * place (`FieldParsers.ts`, falling back to `conv` on a substring for other spellings), strings
+ * are interned per read, the other types take the substring to `conv`.
+ */
+const rangeConverterOf = (t: T.DataType, o: CsvOptions, conv: Converter): RangeConverter => {
+  switch (t._tag) {
+    case "integer":
+      return (x, s, e) => {
+        const v = parseIntRange(x, s, e)
+        return v === SLOW ? conv(x.slice(s, e)) : v === null ? FAIL : v
+      }
+    case "long":
+      return (x, s, e) => {
+        const v = parseLongRange(x, s, e)
+        return v === SLOW ? conv(x.slice(s, e)) : v === null ? FAIL : v
+      }
+    case "string": {
+      const interner = new Interner()
+      return (x, s, e) => interner.slice(x, s, e)
+    }
+    case "timestamp":
+      if (o.timestampParser !== undefined) return (x, s, e) => conv(x.slice(s, e))
+      return (x, s, e) => {
+        const v = parseIsoTimestampRange(x, s, e)
+        return v === SLOW ? conv(x.slice(s, e)) : v === null ? FAIL : v
+      }
+    default:
+      return (x, s, e) => conv(x.slice(s, e))
+  }
+}
+
 const makeReader = (dataSchema: T.StructType, o: CsvOptions): Effect.Effect<FileReader<undefined>> =>
   Effect.sync(() => {
     const corruptAt = dataSchema.fields.findIndex((f) => f.name === o.corruptColumn)
     // the corrupt-record column takes no token: the others map to tokens by position
     const positions = dataSchema.fields.map((_, i) => i).filter((i) => i !== corruptAt)
     const convs = positions.map((i) => converterOf(dataSchema.fields[i].dataType, o))
+    const rangeConvs = positions.map((i, k) => rangeConverterOf(dataSchema.fields[i].dataType, o, convs[k]))
     const names = positions.map((i) => dataSchema.fields[i].name)
     const n = positions.length
     const width = dataSchema.fields.length
     const nullValue = o.nullValue
     const tokenizer = tokenizerOf(o)
+    // a packed array of nulls: `slice()` copies it into a new row faster than filling one
+    const blank: Array<unknown> = new Array<unknown>(width).fill(null)
+    // The line-mode fast path reads unquoted fields in place; a line with a quoted field goes
+    // through the tokenizer. The whitespace options change every field: those reads (and
+    // multiLine ones) use the tokenizer for all records.
+    const fast = !o.multiLine && !o.ignoreLeadingWhiteSpace && !o.ignoreTrailingWhiteSpace
+    const delim = o.delimiter
+    const delimLen = delim.length
+    const d0 = delim.charCodeAt(0)
+    const quote = o.quote
+    const commentCode = o.comment === undefined ? -1 : o.comment.charCodeAt(0)
+    const nullLen = nullValue.length
+
+    /** Converts a record's tokens into `row`; whether it is malformed. */
+    const convertTokens = (tokens: ReadonlyArray<string>, row: Array<unknown>): boolean => {
+      let bad = tokens.length !== n
+      for (let k = 0; k < n; k++) {
+        const tok = k < tokens.length ? tokens[k] : null
+        if (tok === null || tok === nullValue) continue
+        const v = convs[k](tok)
+        if (v === FAIL) bad = true
+        else row[positions[k]] = v
+      }
+      return bad
+    }
+
+    /**
+     * Converts the line `text[ls, le)` into `row` reading its unquoted fields in place;
+     * `undefined` when a field is quoted (the caller tokenizes the line), else whether it is
+     * malformed. The fields are what `CsvTokenizer.parseLine` returns for an unquoted line: the
+     * text between delimiters, the empty one being `nullValue`.
+     */
+    const convertLine = (text: string, ls: number, le: number, row: Array<unknown>): boolean | undefined => {
+      let p = ls
+      let k = 0
+      let bad = false
+      while (true) {
+        if (p < le && text.charCodeAt(p) === quote) return undefined
+        let fe = p
+        if (delimLen === 1) {
+          while (fe < le && text.charCodeAt(fe) !== d0) fe++
+        } else {
+          while (fe < le && !(text.charCodeAt(fe) === d0 && fe + delimLen <= le && text.startsWith(delim, fe))) fe++
+        }
+        if (k < n && fe > p && !(fe - p === nullLen && text.startsWith(nullValue, p))) {
+          const v = rangeConvs[k](text, p, fe)
+          if (v === FAIL) bad = true
+          else row[positions[k]] = v
+        }
+        k++
+        if (fe >= le) break
+        p = fe + delimLen
+      }
+      return bad || k !== n
+    }
 
     return (_, file) =>
       Effect.gen(function* () {
         const text = yield* readText("csv", file.path, o.encoding)
-        const { header, rows } = recordsOf(text, o, tokenizer)
-        if (header !== undefined && !o.enforceSchema) {
-          const err = checkHeader(header, names, file, o)
-          if (err !== undefined) return yield* Effect.fail(err)
-        }
         const out: Array<InternalRow> = []
-        for (const r of rows) {
-          const tokens = r.tokens
-          let bad = tokens.length !== n
-          const row = new Array<unknown>(width).fill(null)
-          for (let k = 0; k < n; k++) {
-            const tok = k < tokens.length ? tokens[k] : null
-            if (tok === null || tok === nullValue) continue
-            const v = convs[k](tok)
-            if (v === FAIL) bad = true
-            else row[positions[k]] = v
-          }
+        /** Adds the record `raw` converted into `row` by mode; a FAILFAST error, or nothing. */
+        const emit = (row: Array<unknown>, bad: boolean, raw: () => string): ConnectorError | undefined => {
           if (!bad) {
             out.push(row)
-            continue
+            return undefined
           }
           switch (o.mode) {
             case "PERMISSIVE":
-              if (corruptAt >= 0) row[corruptAt] = r.raw
+              if (corruptAt >= 0) row[corruptAt] = raw()
               out.push(row)
-              break
+              return undefined
             case "DROPMALFORMED":
-              break
+              return undefined
             case "FAILFAST":
-              return yield* Effect.fail(malformedError(file, r.raw))
+              return malformedError(file, raw())
           }
+        }
+        if (!fast) {
+          const { header, rows } = recordsOf(text, o, tokenizer)
+          if (header !== undefined && !o.enforceSchema) {
+            const err = checkHeader(header, names, file, o)
+            if (err !== undefined) return yield* Effect.fail(err)
+          }
+          for (const r of rows) {
+            const row = blank.slice()
+            const err = emit(row, convertTokens(r.tokens, row), () => r.raw)
+            if (err !== undefined) return yield* Effect.fail(err)
+          }
+          return out
+        }
+        // line mode: `splitLines` + Spark's CSVExprUtils.filterCommentAndEmpty, over ranges
+        const len = text.length
+        const lineSep = o.lineSep
+        const noCR = lineSep === undefined && text.indexOf("\r") < 0
+        let headerPending = o.header
+        let pos = 0
+        while (pos < len) {
+          const ls = pos
+          let le: number
+          if (lineSep !== undefined || noCR) {
+            const i = text.indexOf(lineSep ?? "\n", pos)
+            le = i < 0 ? len : i
+            pos = i < 0 ? len : i + (lineSep ?? "\n").length
+          } else {
+            let i = pos
+            while (i < len) {
+              const c = text.charCodeAt(i)
+              if (c === 10 || c === 13) break
+              i++
+            }
+            le = i
+            pos =
+              i >= len ? len : text.charCodeAt(i) === 13 && i + 1 < len && text.charCodeAt(i + 1) === 10 ? i + 2 : i + 1
+          }
+          // blank (javaTrim empty) and comment lines
+          if (ls === le) continue
+          if (text.charCodeAt(ls) <= 32) {
+            let j = ls
+            while (j < le && text.charCodeAt(j) <= 32) j++
+            if (j === le) continue
+          }
+          if (text.charCodeAt(ls) === commentCode) continue
+          if (headerPending) {
+            headerPending = false
+            if (!o.enforceSchema) {
+              const header: Row = { tokens: tokenizer.parseLine(text, ls, le), raw: text.slice(ls, le) }
+              const err = checkHeader(header, names, file, o)
+              if (err !== undefined) return yield* Effect.fail(err)
+            }
+            continue
+          }
+          const row = blank.slice()
+          let bad = convertLine(text, ls, le, row)
+          if (bad === undefined) {
+            // a quoted field: the tokenizer reads the line, into a fresh row
+            const fresh = blank.slice()
+            bad = convertTokens(tokenizer.parseLine(text, ls, le), fresh)
+            const err = emit(fresh, bad, () => text.slice(ls, le))
+            if (err !== undefined) return yield* Effect.fail(err)
+            continue
+          }
+          const err = emit(row, bad, () => text.slice(ls, le))
+          if (err !== undefined) return yield* Effect.fail(err)
         }
         return out
       })

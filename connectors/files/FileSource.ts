@@ -78,6 +78,16 @@ export const toConnectorError =
 
 const lower = (s: string): string => s.toLowerCase()
 
+/** The rows of several files as one array, sized once. */
+const concatRows = (parts: ReadonlyArray<ReadonlyArray<InternalRow>>): ReadonlyArray<InternalRow> => {
+  let total = 0
+  for (const p of parts) total += p.length
+  const out = new Array<InternalRow>(total)
+  let k = 0
+  for (const p of parts) for (let i = 0; i < p.length; i++) out[k++] = p[i]
+  return out
+}
+
 /**
  * Spark's `PartitioningUtils.mergeDataAndPartitionSchema`: a partition column that is also a
  * data column keeps the data column's place with the partition column's type; the others are
@@ -163,12 +173,14 @@ export const makeFileFormat = <O, R>(spec: FileFormatSpec<O, R>): BatchFormat =>
       return yield* spec.withResource((resource) =>
         Effect.gen(function* () {
           const out: Array<InternalRow> = []
+          // unpartitioned: each file's rows as the reader returned them, joined once at the end
+          const parts: Array<ReadonlyArray<InternalRow>> = []
           for (const file of index.files) {
             // Spark's `PartitioningAwareFileIndex.isNonEmptyFile`: empty files yield nothing
             if (file.size === 0) continue
             const rows = yield* reader(resource, file)
             if (!partitioned) {
-              for (let i = 0; i < rows.length; i++) out.push(rows[i])
+              if (rows.length > 0) parts.push(rows)
               continue
             }
             const pv = file.partitionValues
@@ -182,6 +194,7 @@ export const makeFileFormat = <O, R>(spec: FileFormatSpec<O, R>): BatchFormat =>
               out.push(full)
             }
           }
+          if (!partitioned) return parts.length === 1 ? parts[0] : concatRows(parts)
           return out as ReadonlyArray<InternalRow>
         })
       )

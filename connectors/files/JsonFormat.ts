@@ -23,6 +23,7 @@ import type { InternalRow } from "../../core/Row.ts"
 import type { InputFile } from "./FileListing.ts"
 import { qualifiedName } from "./FileListing.ts"
 import { type FileReader, makeFileFormat, noResource } from "./FileSource.ts"
+import { parseIsoTimestampRange, SLOW } from "./FieldParsers.ts"
 import { checkCorruptColumn, sqlType } from "./FileSourceOptions.ts"
 import {
   canonicalizeJsonType,
@@ -34,7 +35,7 @@ import {
 } from "./Inference.ts"
 import { type JsonOptions, parseJsonOptions } from "./JsonOptions.ts"
 import { JsonReader, JsonSyntaxError, type JsonValue } from "./JsonSyntax.ts"
-import { readText, splitLines } from "./TextFiles.ts"
+import { LineRanges, readText } from "./TextFiles.ts"
 
 const toTimestamp = Cast.castFunction(T.StringType, T.TimestampType)
 const toDate = Cast.castFunction(T.StringType, T.DateType)
@@ -55,21 +56,11 @@ const supports = (t: T.DataType): boolean => {
   }
 }
 
-/** One record of a file: the text and the range it covers. */
-interface JsonRecord {
-  readonly text: string
-  readonly start: number
-  readonly end: number
-}
+/** The records of one file's text: its lines, or the whole text with `multiLine`, as ranges. */
+const recordsOf = (text: string, o: JsonOptions): LineRanges => new LineRanges(text, o.lineSep, o.multiLine)
 
-/** The records of one file's text: its lines, or the whole text with `multiLine`. */
-const recordsOf = (text: string, o: JsonOptions): ReadonlyArray<JsonRecord> => {
-  if (o.multiLine) return text.length === 0 ? [] : [{ text, start: 0, end: text.length }]
-  return splitLines(text, o.lineSep).map((line) => ({ text: line, start: 0, end: line.length }))
-}
-
-const recordLiteral = (r: JsonRecord): string =>
-  r.start === 0 && r.end === r.text.length ? r.text : r.text.slice(r.start, r.end)
+const recordLiteral = (text: string, r: LineRanges): string =>
+  r.start === 0 && r.end === text.length ? text : text.slice(r.start, r.end)
 
 const malformedError = (file: InputFile, record: string, inference: boolean): ConnectorError =>
   new ConnectorError({
@@ -143,19 +134,21 @@ const inferSchema = (
     for (const file of files) {
       if (file.size === 0) continue
       const text = yield* readText("json", file.path, o.encoding)
-      for (const r of recordsOf(text, o)) {
-        const parsed = reader.parse(r.text, r.start, r.end)
+      const r = recordsOf(text, o)
+      while (r.next()) {
+        const parsed = reader.parse(text, r.start, r.end)
         let t: T.DataType
         if (parsed === undefined) t = T.NullType
         else if (parsed instanceof JsonSyntaxError) {
           if (o.mode === "DROPMALFORMED") continue
-          if (o.mode === "FAILFAST") return yield* Effect.fail(malformedError(file, recordLiteral(r), true))
+          if (o.mode === "FAILFAST") return yield* Effect.fail(malformedError(file, recordLiteral(text, r), true))
           t = corruptStruct
         } else t = inferField(parsed, o)
         try {
           root = jsonCompatibleRootType(root, t, o.corruptColumn, handling)
         } catch (e) {
-          if (e instanceof NonObjectRecord) return yield* Effect.fail(malformedError(file, recordLiteral(r), true))
+          if (e instanceof NonObjectRecord)
+            return yield* Effect.fail(malformedError(file, recordLiteral(text, r), true))
           throw e
         }
       }
@@ -259,8 +252,11 @@ const makeConverter = (t: T.DataType, o: JsonOptions): Converter => {
         if (v.k === "null") return null
         if (v.k === "int") return Number(v.text) * 1000
         if (v.k !== "str" || v.v.length === 0) return FAIL
-        const ms = o.timestampParser !== undefined ? o.timestampParser(v.v) : (toTimestamp(v.v) as number | null)
-        return ms ?? FAIL
+        if (o.timestampParser !== undefined) return o.timestampParser(v.v) ?? FAIL
+        // the ISO-8601 spelling without a substring or the general parser (same results)
+        const fast = parseIsoTimestampRange(v.v, 0, v.v.length)
+        if (fast !== SLOW) return fast ?? FAIL
+        return (toTimestamp(v.v) as number | null) ?? FAIL
       }
     case "date":
       return (v) => {
@@ -363,17 +359,18 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
         const text = yield* readText("json", file.path, o.encoding)
         const out: Array<InternalRow> = []
         const ctx: Ctx = { bad: false }
-        for (const r of recordsOf(text, o)) {
+        const r = recordsOf(text, o)
+        while (r.next()) {
           if (skipParsing) {
             if (r.end > r.start) out.push([])
             continue
           }
-          const parsed = reader.parse(r.text, r.start, r.end)
+          const parsed = reader.parse(text, r.start, r.end)
           if (parsed === undefined) continue
           ctx.bad = false
           let rows: Array<ReadonlyArray<unknown>> | typeof FAIL
           if (parsed instanceof JsonSyntaxError) rows = FAIL
-          else if (parsed.k === "obj") rows = [root(parsed, r.text, ctx) as ReadonlyArray<unknown>]
+          else if (parsed.k === "obj") rows = [root(parsed, text, ctx) as ReadonlyArray<unknown>]
           else if (parsed.k === "arr") {
             // SPARK-3308: a top-level array holds one row per element
             rows = []
@@ -382,7 +379,7 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
                 rows = FAIL
                 break
               }
-              rows.push(root(item, r.text, ctx) as ReadonlyArray<unknown>)
+              rows.push(root(item, text, ctx) as ReadonlyArray<unknown>)
             }
           } else rows = FAIL
           if (rows !== FAIL && !ctx.bad) {
@@ -391,7 +388,7 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
           }
           switch (o.mode) {
             case "PERMISSIVE": {
-              const literal = recordLiteral(r)
+              const literal = recordLiteral(text, r)
               if (rows === FAIL || rows.length === 0) out.push(place(undefined, literal))
               else for (const row of rows) out.push(place(row, literal))
               break
@@ -399,7 +396,7 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
             case "DROPMALFORMED":
               break
             case "FAILFAST":
-              return yield* Effect.fail(malformedError(file, recordLiteral(r), false))
+              return yield* Effect.fail(malformedError(file, recordLiteral(text, r), false))
           }
         }
         return out

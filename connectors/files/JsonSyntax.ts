@@ -12,6 +12,8 @@
  * @since 0.1.0
  */
 
+import { Interner } from "./FieldParsers.ts"
+
 /** One parsed JSON value with its source span `[start, end)`. */
 export type JsonValue =
   | {
@@ -87,6 +89,7 @@ export class JsonReader {
   private pos = 0
   private end = 0
   private depth = 0
+  private readonly names = new Interner(64, 4096)
 
   constructor(features: JsonFeatures) {
     this.f = features
@@ -212,7 +215,23 @@ export class JsonReader {
 
   private name(): string {
     const c = this.text.charCodeAt(this.pos)
-    if (c === 34) return this.string(34)
+    if (c === 34) {
+      // a name without escapes or control characters: one shared string per distinct name
+      // (records repeat their names; an interned one also keeps its hash for the lookups)
+      const t = this.text
+      const s = this.pos + 1
+      let p = s
+      while (p < this.end) {
+        const x = t.charCodeAt(p)
+        if (x === 34 || x === 92 || x < 32) break
+        p++
+      }
+      if (p < this.end && t.charCodeAt(p) === 34) {
+        this.pos = p + 1
+        return this.names.slice(t, s, p)
+      }
+      return this.string(34)
+    }
     if (c === 39 && this.f.allowSingleQuotes) return this.string(39)
     if (this.f.allowUnquotedFieldNames && isIdentChar(c)) {
       const s = this.pos

@@ -107,3 +107,55 @@ export const splitLines = (text: string, lineSep: string | undefined): Array<str
   if (start < n) out.push(text.slice(start))
   return out
 }
+
+/**
+ * The records `splitLines` returns, as ranges of the text instead of substrings: `next()`
+ * moves to the next record and answers whether there is one, `start` and `end` bound it. With
+ * `whole`, the text (when not empty) is one record (the formats' `multiLine`).
+ */
+export class LineRanges {
+  start = 0
+  end = 0
+  private pos = 0
+  private readonly text: string
+  private readonly lineSep: string | undefined
+  private readonly whole: boolean
+  private readonly noCR: boolean
+
+  constructor(text: string, lineSep: string | undefined, whole = false) {
+    this.text = text
+    this.lineSep = lineSep
+    this.whole = whole
+    this.noCR = lineSep === undefined && text.indexOf("\r") < 0
+  }
+
+  next(): boolean {
+    const text = this.text
+    const len = text.length
+    if (this.pos >= len) return false
+    const from = this.pos
+    this.start = from
+    if (this.whole) {
+      this.end = len
+      this.pos = len
+      return true
+    }
+    if (this.lineSep !== undefined || this.noCR) {
+      const sep = this.lineSep ?? "\n"
+      const i = text.indexOf(sep, from)
+      this.end = i < 0 ? len : i
+      this.pos = i < 0 ? len : i + sep.length
+      return true
+    }
+    let i = from
+    while (i < len) {
+      const c = text.charCodeAt(i)
+      if (c === 10 || c === 13) break
+      i++
+    }
+    this.end = i
+    this.pos =
+      i >= len ? len : text.charCodeAt(i) === 13 && i + 1 < len && text.charCodeAt(i + 1) === 10 ? i + 2 : i + 1
+    return true
+  }
+}

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest"
-import { defaultFeatures, type JsonFeatures, JsonSyntaxError, parseJson } from "../../../connectors/files/JsonSyntax.ts"
+import {
+  defaultFeatures,
+  type JsonFeatures,
+  JsonReader,
+  JsonSyntaxError,
+  parseJson
+} from "../../../connectors/files/JsonSyntax.ts"
 
 const parse = (text: string, features: Partial<JsonFeatures> = {}) =>
   parseJson(text, 0, text.length, { ...defaultFeatures, ...features })
@@ -61,6 +67,20 @@ describe("parseJson (Jackson's behaviour under Spark's options)", () => {
     expect(parse("007", { allowNumericLeadingZeros: true })).toMatchObject({ k: "int", text: "7" })
     expect(parse('"\\q"', { allowBackslashEscapingAnyCharacter: true })).toMatchObject({ k: "str", v: "q" })
     expect(parse('"a\tb"', { allowUnquotedControlChars: true })).toMatchObject({ k: "str", v: "a\tb" })
+  })
+
+  it("reads field names the same through one reader across records, escaped or not", () => {
+    const reader = new JsonReader(defaultFeatures)
+    const text = '{"user":1,"a\\u0062":2}\n{"user":3,"a\\"b":4}\n{"us\ter":5}\n{"user":6,\'q\':7}'
+    const lines = text.split("\n")
+    let at = 0
+    const out: Array<unknown> = []
+    for (const line of lines) {
+      const v = reader.parse(text, at, at + line.length)
+      out.push(v instanceof JsonSyntaxError ? "error" : v !== undefined && v.k === "obj" ? v.keys : v)
+      at += line.length + 1
+    }
+    expect(out).toEqual([["user", "ab"], ["user", 'a"b'], "error", ["user", "q"]])
   })
 
   it("decodes escapes and surrogate pairs", () => {

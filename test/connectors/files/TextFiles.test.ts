@@ -1,7 +1,8 @@
+import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { ioError } from "../../../connectors/files/FileListing.ts"
 import { duckLiteralPath, readFailure } from "../../../connectors/files/ParquetFormat.ts"
-import { splitLines } from "../../../connectors/files/TextFiles.ts"
+import { LineRanges, splitLines } from "../../../connectors/files/TextFiles.ts"
 
 describe("splitLines (Hadoop's LineRecordReader)", () => {
   it("ends records at \\n, \\r\\n and \\r; a final separator adds no record", () => {
@@ -41,5 +42,32 @@ describe("errors naming the file", () => {
   it("escapes DuckDB glob characters so a path names exactly one file", () => {
     expect(duckLiteralPath("/a/x[1]*?.json")).toBe("/a/x[[]1][*][?].json")
     expect(duckLiteralPath("/a/plain.json")).toBe("/a/plain.json")
+  })
+})
+
+describe("LineRanges", () => {
+  const ranges = (text: string, lineSep: string | undefined, whole = false): Array<string> => {
+    const r = new LineRanges(text, lineSep, whole)
+    const out: Array<string> = []
+    while (r.next()) out.push(text.slice(r.start, r.end))
+    return out
+  }
+
+  it("bounds the records splitLines returns", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom("a", "bc", "\n", "\r", "\r\n", "||", "|", " ")).map((xs) => xs.join("")),
+        fc.constantFrom(undefined, "||", "\n"),
+        (text, lineSep) => {
+          expect(ranges(text, lineSep)).toEqual(splitLines(text, lineSep))
+        }
+      ),
+      { numRuns: 2000 }
+    )
+  })
+
+  it("is one record of the whole text with multiLine, none for an empty text", () => {
+    expect(ranges("a\nb\n", undefined, true)).toEqual(["a\nb\n"])
+    expect(ranges("", undefined, true)).toEqual([])
   })
 })
