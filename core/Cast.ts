@@ -298,7 +298,7 @@ const identity: CastFunction = (v) => (v === undefined ? null : v)
 const alwaysNull: CastFunction = () => null
 
 /** The conversion of non-null values; `undefined` when the cast is not supported. */
-const convert = (from: T.DataType, to: T.DataType): CastFunction | undefined => {
+const convert = (from: T.DataType, to: T.DataType, nowMs: number | undefined): CastFunction | undefined => {
   if (T.sameType(from, to)) return identity
   if (from._tag === "null") return alwaysNull
   switch (to._tag) {
@@ -389,8 +389,12 @@ const convert = (from: T.DataType, to: T.DataType): CastFunction | undefined => 
       }
     case "timestamp":
       switch (from._tag) {
-        case "string":
-          return (v) => DT.stringToTimestamp(v as string)
+        case "string": {
+          // A time-only string ("10:00:00", "T10:00:00") is today at that time in Spark
+          // (issue #21, deviation 8): today is the day of `nowMs`, the query's current time
+          const today = nowMs === undefined ? undefined : Math.floor(nowMs / DT.MS_PER_DAY)
+          return (v) => DT.stringToTimestamp(v as string, today)
+        }
         case "boolean":
           // Spark: true is 1 microsecond after the epoch; at millisecond precision that is the epoch
           return () => 0
@@ -422,7 +426,7 @@ const convert = (from: T.DataType, to: T.DataType): CastFunction | undefined => 
       return undefined
     case "array": {
       if (from._tag !== "array") return undefined
-      const elem = castFunctionOrUndefined(from.elementType, to.elementType)
+      const elem = castFunctionOrUndefined(from.elementType, to.elementType, nowMs)
       if (elem === undefined) return undefined
       return (v) => {
         const a = v as ReadonlyArray<unknown>
@@ -433,8 +437,8 @@ const convert = (from: T.DataType, to: T.DataType): CastFunction | undefined => 
     }
     case "map": {
       if (from._tag !== "map") return undefined
-      const k = castFunctionOrUndefined(from.keyType, to.keyType)
-      const val = castFunctionOrUndefined(from.valueType, to.valueType)
+      const k = castFunctionOrUndefined(from.keyType, to.keyType, nowMs)
+      const val = castFunctionOrUndefined(from.valueType, to.valueType, nowMs)
       if (k === undefined || val === undefined) return undefined
       return (v) => {
         const out = new Map<unknown, unknown>()
@@ -446,7 +450,7 @@ const convert = (from: T.DataType, to: T.DataType): CastFunction | undefined => 
       if (from._tag !== "struct" || from.fields.length !== to.fields.length) return undefined
       const fs: Array<CastFunction> = []
       for (let i = 0; i < from.fields.length; i++) {
-        const f = castFunctionOrUndefined(from.fields[i].dataType, to.fields[i].dataType)
+        const f = castFunctionOrUndefined(from.fields[i].dataType, to.fields[i].dataType, nowMs)
         if (f === undefined) return undefined
         fs.push(f)
       }
@@ -462,8 +466,12 @@ const convert = (from: T.DataType, to: T.DataType): CastFunction | undefined => 
   }
 }
 
-const castFunctionOrUndefined = (from: T.DataType, to: T.DataType): CastFunction | undefined => {
-  const f = convert(from, to)
+const castFunctionOrUndefined = (
+  from: T.DataType,
+  to: T.DataType,
+  nowMs: number | undefined
+): CastFunction | undefined => {
+  const f = convert(from, to, nowMs)
   if (f === undefined) return undefined
   return f === identity || f === alwaysNull ? f : nullSafe(f)
 }
@@ -484,8 +492,8 @@ const castFunctionOrUndefined = (from: T.DataType, to: T.DataType): CastFunction
  * ```
  * @since 0.1.0
  */
-export const castFunction = (from: T.DataType, to: T.DataType): CastFunction => {
-  const f = castFunctionOrUndefined(from, to)
+export const castFunction = (from: T.DataType, to: T.DataType, nowMs?: number): CastFunction => {
+  const f = castFunctionOrUndefined(from, to, nowMs)
   if (f === undefined) {
     throw new Error(
       `Cast from ${T.simpleString(from)} to ${T.simpleString(to)} is not supported (the analyzer should have rejected it)`

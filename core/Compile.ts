@@ -551,7 +551,7 @@ const build = (e: E.Expression, input: ReadonlyArray<E.AttributeReference>, ctx:
       const c = build(e.child, input, ctx)
       const from = dataTypeOf(e.child)
       if (T.sameType(from, e.to)) return c
-      const f = castFunction(from, e.to)
+      const f = castFunction(from, e.to, ctx.currentTimestampMs)
       const a = c.ev
       return folded((row) => f(a(row)), c.constant)
     }

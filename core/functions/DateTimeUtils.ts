@@ -322,10 +322,14 @@ export const stringToDate = (text: string): number | null => {
  * Fractions beyond milliseconds are truncated. `null` when invalid. Time-only strings
  * (`T12:00:00`, which Spark puts on the current date) are not supported and give `null`.
  */
-export const stringToTimestamp = (text: string): number | null => {
+export const stringToTimestamp = (text: string, todayDays?: number): number | null => {
   const s = trimAll(text)
   if (s.length === 0) return null
-  const p = parseDatePart(s)
+  // Spark's stringToTimestamp: a string that starts with `T`, or whose first segment ends at a
+  // `:`, is a time alone, on the current date (`todayDays`; without it, null)
+  const timeAt = s[0] === "T" ? 1 : /^\d{1,2}:/.test(s) ? 0 : -1
+  if (timeAt >= 0 && (todayDays === undefined || timeAt >= s.length)) return null
+  const p: DatePart | undefined = timeAt >= 0 ? { days: todayDays!, end: timeAt - 1 } : parseDatePart(s)
   if (p === undefined) return null
   let i = p.end
   if (i >= s.length) return p.days * MS_PER_DAY

@@ -204,6 +204,23 @@ describe("Cast: dates and timestamps", () => {
     expect(cast(T.StringType, T.TimestampType, s)).toBe(ms(iso))
   })
 
+  // issue #21 deviation 8: Spark's stringToTimestamp reads a string starting with `T`, or whose
+  // first segment ends at `:`, as a time on the current date (the query's current time here)
+  it.each([
+    ["10:00:00", "2024-01-15T10:00:00Z"],
+    ["T10:00:00", "2024-01-15T10:00:00Z"],
+    ["T10:00:00.25", "2024-01-15T10:00:00.250Z"],
+    ["9:30", "2024-01-15T09:30:00Z"],
+    ["T10:00:00+01:00", "2024-01-15T09:00:00Z"]
+  ])("cast('%s' as timestamp) is today at that time", (s, iso) => {
+    const now = Date.parse("2024-01-15T18:45:00Z")
+    expect(castFunction(T.StringType, T.TimestampType, now)(s)).toBe(ms(iso))
+  })
+
+  it.each(["T", "25:00:00", "T10:61", "10:00:00x"])("cast('%s' as timestamp) with a bad time is null", (s) => {
+    expect(castFunction(T.StringType, T.TimestampType, Date.parse("2024-01-15T18:45:00Z"))(s)).toBe(null)
+  })
+
   it.each(["abc", "", "2024-02-30", "2024-13-01", "2024-01-02 25:00:00", "2024-01-02 10:61", "20240102", "24-01-02"])(
     "cast('%s' as timestamp) is null",
     (s) => {
