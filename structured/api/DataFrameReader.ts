@@ -42,6 +42,26 @@ export const toStructType = (schema: SchemaInput): T.StructType | string => {
   return schema as T.StructType
 }
 
+/**
+ * The formats `format(...)` suggests: the built-in batch formats and the state data sources
+ * (`statestore`, `state-metadata`); any other string names a registered format (or, on a Spark
+ * Connect session, one of Spark's).
+ *
+ * @since 0.6.0
+ */
+export type ReadFormat =
+  | "parquet"
+  | "json"
+  | "csv"
+  | "text"
+  | "orc"
+  | "avro"
+  | "kafka"
+  | "nexmark"
+  | "statestore"
+  | "state-metadata"
+  | (string & {})
+
 export class DataFrameReader<R = Row> {
   readonly state: SessionState
   readonly source: string
@@ -61,7 +81,7 @@ export class DataFrameReader<R = Row> {
   }
 
   /** The input format: `json`, `csv`, `parquet` (the default), `text`, or any registered one. */
-  format(source: string): DataFrameReader<R> {
+  format(source: ReadFormat): DataFrameReader<R> {
     return new DataFrameReader(this.state, source, this.extraOptions, this.userSchema)
   }
 

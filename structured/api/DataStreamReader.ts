@@ -29,6 +29,26 @@ import { confBool, type SessionState } from "../contracts/SessionState.ts"
 
 let nextSourceId = 0
 
+/**
+ * The sources `format(...)` suggests: the built-in streaming sources; any other string names a
+ * registered source (or, on a Spark Connect session, one of Spark's).
+ *
+ * @since 0.6.0
+ */
+export type StreamReadFormat =
+  | "rate"
+  | "rate-micro-batch"
+  | "socket"
+  | "kafka"
+  | "nexmark"
+  | "parquet"
+  | "json"
+  | "csv"
+  | "text"
+  | "orc"
+  | "avro"
+  | (string & {})
+
 export class DataStreamReader<R = Row> {
   readonly state: SessionState
   readonly source: string | undefined
@@ -48,7 +68,7 @@ export class DataStreamReader<R = Row> {
   }
 
   /** The source format: `rate`, `rate-micro-batch`, `json`, `csv`, `text`, `parquet`, `kafka`, `socket`, … */
-  format(source: string): DataStreamReader<R> {
+  format(source: StreamReadFormat): DataStreamReader<R> {
     return new DataStreamReader(this.state, source, this.extraOptions, this.userSchema)
   }
 

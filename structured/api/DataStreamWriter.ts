@@ -77,6 +77,25 @@ export const pathOptionAndParameterError = (method: string): AnalysisError =>
     message: `There is a 'path' option set and ${method}() is called with a path parameter. Either remove the path option, or call ${method}() without the parameter. To ignore this check, set 'spark.sql.legacy.pathOptionBehavior.enabled' to 'true'.`
   })
 
+/**
+ * The sinks `format(...)` suggests: the built-in streaming sinks; any other string names a
+ * registered sink (or, on a Spark Connect session, one of Spark's).
+ *
+ * @since 0.6.0
+ */
+export type StreamWriteFormat =
+  | "console"
+  | "memory"
+  | "noop"
+  | "kafka"
+  | "parquet"
+  | "json"
+  | "csv"
+  | "text"
+  | "orc"
+  | "avro"
+  | (string & {})
+
 export class DataStreamWriter<R> {
   readonly df: DataFrame<R>
   readonly spec: WriterSpec<unknown>
@@ -100,12 +119,15 @@ export class DataStreamWriter<R> {
   }
 
   /** The sink: `memory`, `console`, `noop`, `json`, `csv`, `parquet`, `text`, `kafka`, … */
-  format(source: string): DataStreamWriter<R> {
+  format(source: StreamWriteFormat): DataStreamWriter<R> {
     return this.with({ format: source })
   }
 
-  /** `append` (the default), `update` or `complete`. */
-  outputMode(mode: OutputMode | (string & {})): DataStreamWriter<R> {
+  /**
+   * `append` (the default), `update` or `complete`. Spark reads the mode in any letter case; the
+   * type takes lower case, capitalised (`Append`, as Spark's `OutputMode.Append()`) and upper case.
+   */
+  outputMode(mode: OutputMode | Capitalize<OutputMode> | Uppercase<OutputMode>): DataStreamWriter<R> {
     return this.with({ outputMode: mode })
   }
 
