@@ -189,3 +189,104 @@ export const parseDurationMs = (input: unknown): number | undefined => {
   const d = Duration.fromInput(input as Duration.Input)
   return d._tag === "Some" ? Duration.toMillis(d.value) : undefined
 }
+
+/**
+ * The unit words of a Spark interval string that `parseInterval` reads, in lower case (any
+ * letter case is read, as in Spark): Spark's `year`, `month`, `week`, `day`, `hour`, `minute`,
+ * `second`, `millisecond`, `microsecond` (singular or plural), Effect's `millis` and `micros`,
+ * and the abbreviations `ms`, `msec`, `us`, `s`, `sec`, `m`, `min`, `h`, `hr`, `d`.
+ *
+ * @since 0.6.0
+ */
+export type IntervalUnit =
+  | "year"
+  | "years"
+  | "month"
+  | "months"
+  | "week"
+  | "weeks"
+  | "day"
+  | "days"
+  | "hour"
+  | "hours"
+  | "minute"
+  | "minutes"
+  | "second"
+  | "seconds"
+  | "millisecond"
+  | "milliseconds"
+  | "microsecond"
+  | "microseconds"
+  | "milli"
+  | "millis"
+  | "micro"
+  | "micros"
+  | "ms"
+  | "msec"
+  | "msecs"
+  | "us"
+  | "s"
+  | "sec"
+  | "secs"
+  | "m"
+  | "min"
+  | "mins"
+  | "h"
+  | "hr"
+  | "hrs"
+  | "d"
+
+/** `<number> <unit>` parts separated by single spaces (the number may be quoted, `'10' seconds`). */
+type IsIntervalParts<S extends string> = S extends `${infer N} ${infer U} ${infer Rest}`
+  ? N extends `${number}` | `'${number}'`
+    ? U extends IntervalUnit
+      ? IsIntervalParts<Rest>
+      : false
+    : false
+  : S extends `${infer N} ${infer U}`
+    ? N extends `${number}` | `'${number}'`
+      ? U extends IntervalUnit
+        ? true
+        : false
+      : false
+    : false
+
+/** An ANSI interval literal's string and qualifier, `'1 2:3:4' day to second` (its value is checked at run time). */
+type IsAnsiInterval<S extends string> = S extends `'${string}' ${infer From} to ${infer To}`
+  ? From extends "year" | "month" | "day" | "hour" | "minute" | "second"
+    ? To extends "year" | "month" | "day" | "hour" | "minute" | "second"
+      ? true
+      : false
+    : false
+  : false
+
+/** A lower-cased interval string, with or without Spark's `interval ` prefix. */
+type IsInterval<S extends string> = S extends `interval ${infer Rest}`
+  ? IsIntervalParts<Rest> | IsAnsiInterval<Rest>
+  : IsIntervalParts<S> | IsAnsiInterval<S>
+
+/**
+ * `S` when it is a Spark interval string, otherwise a message type, so that a misspelled literal
+ * does not compile: `"10 seconds"`, `"1 hour 30 minutes"`, `"interval 5 minutes"`, `"100 ms"`,
+ * `"INTERVAL 1 DAY"` and `"interval '1 2:3:4' day to second"` pass, `"1 secnod"`, `"soon"` and
+ * `"10 nanos"` (which the parser does not read either) do not. Units are any
+ * {@link IntervalUnit} in any letter case, parts are separated by single spaces. A `string` that
+ * is not a literal (read from a configuration, say) passes: it is checked when the query starts.
+ *
+ * @example
+ * ```ts
+ * import type { IntervalString } from "tributary-streaming"
+ * const delay = <const S extends string>(s: IntervalString<S>): string => s
+ * delay("10 seconds")
+ * // @ts-expect-error misspelled unit
+ * delay("10 secnods")
+ * ```
+ * @since 0.6.0
+ */
+export type IntervalString<S extends string> = S extends string
+  ? Record<never, never> extends Record<S, 1>
+    ? S
+    : true extends IsInterval<Lowercase<S>>
+      ? S
+      : `Not a Spark interval: "${S}". Write <number> <unit> parts such as "10 seconds" or "1 hour 30 minutes".`
+  : never

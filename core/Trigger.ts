@@ -17,13 +17,24 @@
  * @since 0.1.0
  */
 import type { Duration } from "effect"
-import { parseDurationMs } from "./Durations.ts"
+import { type IntervalString, parseDurationMs } from "./Durations.ts"
 
 export type Trigger =
   | { readonly _tag: "ProcessingTime"; readonly intervalMs: number }
   | { readonly _tag: "Once" }
   | { readonly _tag: "AvailableNow" }
   | { readonly _tag: "Continuous"; readonly intervalMs: number }
+
+/**
+ * What `Trigger.ProcessingTime` and `Trigger.Continuous` take: milliseconds, an Effect
+ * `Duration` (or any non-string `Duration.Input`: a `DurationObject`, nanoseconds as a bigint,
+ * `[seconds, nanos]`), or a Spark interval string checked by {@link IntervalString}
+ * (`"1 second"`, `"10 seconds"`, `"interval 5 minutes"`); a misspelled literal is a compile error.
+ * Effect's `"Infinity"` passes, so that any `Duration.Input` does, and fails when the query starts.
+ *
+ * @since 0.6.0
+ */
+export type TriggerInterval<I> = I extends "Infinity" | "-Infinity" ? I : I extends string ? IntervalString<I> : I
 
 const intervalOf = (interval: Duration.Input | string | number): number => {
   const ms = parseDurationMs(interval)
@@ -33,7 +44,7 @@ const intervalOf = (interval: Duration.Input | string | number): number => {
 
 export const Trigger = {
   /** Micro-batches every `interval` (`"1 second"`, `1000`, an Effect duration). `0` means as fast as data comes. */
-  ProcessingTime: (interval: Duration.Input | string | number): Trigger => ({
+  ProcessingTime: <const I extends Duration.Input | string>(interval: TriggerInterval<I>): Trigger => ({
     _tag: "ProcessingTime",
     intervalMs: intervalOf(interval)
   }),
@@ -42,7 +53,7 @@ export const Trigger = {
   /** Everything available at start, in batches that respect read limits, then stop. */
   AvailableNow: (): Trigger => ({ _tag: "AvailableNow" }),
   /** Continuous processing; `checkpointInterval` is how often epochs are committed. */
-  Continuous: (checkpointInterval: Duration.Input | string | number): Trigger => ({
+  Continuous: <const I extends Duration.Input | string>(checkpointInterval: TriggerInterval<I>): Trigger => ({
     _tag: "Continuous",
     intervalMs: intervalOf(checkpointInterval)
   }),

@@ -7,7 +7,7 @@
 export { Column, type ColumnOrName, type ColumnOrValue, type Primitive } from "./Column.ts"
 export * as DataType from "./DataType.ts"
 export type { StructField, StructType } from "./DataType.ts"
-export { parseDurationMs, parseInterval } from "./Durations.ts"
+export { type IntervalString, type IntervalUnit, parseDurationMs, parseInterval } from "./Durations.ts"
 export {
   AnalysisError,
   CheckpointError,
@@ -27,4 +27,4 @@ export {
 export { structTypeOf } from "./RowSchema.ts"
 export type { MicroBatchSource, OutputMode, ReadLimit, Sink, SinkFormat, SourceFormat } from "./Streaming.ts"
 export { registerSinkFormat, registerSourceFormat } from "./Streaming.ts"
-export { Trigger } from "./Trigger.ts"
+export { Trigger, type TriggerInterval } from "./Trigger.ts"

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 export { DataFrame, type MapRow } from "./api/DataFrame.ts"
-export { DataFrameReader, type SchemaInput } from "./api/DataFrameReader.ts"
+export { DataFrameReader, type ReadFormat, type SchemaInput } from "./api/DataFrameReader.ts"
 export { DataFrameWriter, type SaveMode, type WriteFormat } from "./api/DataFrameWriter.ts"
 export { GroupedData } from "./api/GroupedData.ts"
 export {
@@ -39,8 +39,8 @@ export {
 export type { ColumnName, ColumnPath, ColumnRef, JoinHow, Row, SelectRow } from "./api/RowTypes.ts"
 export { type OpenSession, type RuntimeConfig, Session, type SessionOptions, type SessionShape } from "./api/Session.ts"
 export { JUPYTER_DISPLAY, type MimeBundle } from "./api/Display.ts"
-export { DataStreamReader } from "./api/DataStreamReader.ts"
-export { DataStreamWriter, type ForeachWriter } from "./api/DataStreamWriter.ts"
+export { DataStreamReader, type StreamReadFormat } from "./api/DataStreamReader.ts"
+export { DataStreamWriter, type ForeachWriter, type StreamWriteFormat } from "./api/DataStreamWriter.ts"
 export { MemoryStream } from "./api/MemoryStream.ts"
 export type { StreamingQuery } from "./contracts/StreamingQuery.ts"
 export type { StreamingQueryManager } from "./api/StreamingQueryManager.ts"

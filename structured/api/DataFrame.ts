@@ -28,7 +28,7 @@ import { JUPYTER_DISPLAY, type MimeBundle, streamingBundle, tableBundle } from "
 import { Console, Effect, Result, type Schema } from "effect"
 import { Column, type ColumnOrName, col, toColumnExpr } from "../../core/Column.ts"
 import * as T from "../../core/DataType.ts"
-import { parseDurationMs } from "../../core/Durations.ts"
+import { type IntervalString, parseDurationMs } from "../../core/Durations.ts"
 import { AnalysisError, type ConnectorError } from "../../core/Errors.ts"
 import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
@@ -323,8 +323,9 @@ export class DataFrame<R = Row> {
   /**
    * Declares `eventTime` as this stream's event-time column with a delay (`"10 seconds"`):
    * rows older than the watermark are dropped by stateful operators and state is evicted past it.
+   * A literal delay must be a Spark interval string ({@link IntervalString}).
    */
-  withWatermark(eventTime: ColumnName<R>, delayThreshold: string): DataFrame<R> {
+  withWatermark<const D extends string>(eventTime: ColumnName<R>, delayThreshold: IntervalString<D>): DataFrame<R> {
     const ms = parseDurationMs(delayThreshold)
     const error =
       ms === undefined

@@ -43,6 +43,26 @@ export const toStructType = (schema: SchemaInput): T.StructType | string => {
 }
 
 /**
+ * The formats `format(...)` suggests: the built-in batch formats and the state data sources
+ * (`statestore`, `state-metadata`); any other string names a registered format (or, on a Spark
+ * Connect session, one of Spark's).
+ *
+ * @since 0.6.0
+ */
+export type ReadFormat =
+  | "parquet"
+  | "json"
+  | "csv"
+  | "text"
+  | "orc"
+  | "avro"
+  | "kafka"
+  | "nexmark"
+  | "statestore"
+  | "state-metadata"
+  | (string & {})
+
+/**
  * Spark's `DataFrameReader` (`spark.read`): reads a batch DataFrame from files or a registered
  * format — `format(...)`, `schema(...)`, `option(k, v)` / `options({...})`, then `load(paths)` or
  * a shorthand (`json`, `csv`, `parquet`, `orc`, `avro`, `text`, `table`), and the state data
@@ -69,7 +89,7 @@ export class DataFrameReader<R = Row> {
   }
 
   /** The input format: `json`, `csv`, `parquet` (the default), `text`, or any registered one. */
-  format(source: string): DataFrameReader<R> {
+  format(source: ReadFormat): DataFrameReader<R> {
     return new DataFrameReader(this.state, source, this.extraOptions, this.userSchema)
   }
 

@@ -30,6 +30,27 @@ import { confBool, type SessionState } from "../contracts/SessionState.ts"
 let nextSourceId = 0
 
 /**
+ * The sources `format(...)` suggests: the built-in streaming sources; any other string names a
+ * registered source (or, on a Spark Connect session, one of Spark's).
+ *
+ * @since 0.6.0
+ */
+export type StreamReadFormat =
+  | "rate"
+  | "rate-micro-batch"
+  | "socket"
+  | "kafka"
+  | "kinesis"
+  | "nexmark"
+  | "parquet"
+  | "json"
+  | "csv"
+  | "text"
+  | "orc"
+  | "avro"
+  | (string & {})
+
+/**
  * Spark's `DataStreamReader` (`spark.readStream`): describes a streaming source — `format(...)`
  * (`rate`, `socket`, `kafka`, `nexmark`, the file formats, or a registered one), `schema(...)`,
  * `option(k, v)` / `options({...})` — and `load()` (or a file-format shorthand) gives the
@@ -56,7 +77,7 @@ export class DataStreamReader<R = Row> {
   }
 
   /** The source format: `rate`, `rate-micro-batch`, `json`, `csv`, `text`, `parquet`, `kafka`, `socket`, … */
-  format(source: string): DataStreamReader<R> {
+  format(source: StreamReadFormat): DataStreamReader<R> {
     return new DataStreamReader(this.state, source, this.extraOptions, this.userSchema)
   }
 

@@ -78,6 +78,25 @@ export const pathOptionAndParameterError = (method: string): AnalysisError =>
   })
 
 /**
+ * The sinks `format(...)` suggests: the built-in streaming sinks; any other string names a
+ * registered sink (or, on a Spark Connect session, one of Spark's).
+ *
+ * @since 0.6.0
+ */
+export type StreamWriteFormat =
+  | "console"
+  | "memory"
+  | "noop"
+  | "kafka"
+  | "parquet"
+  | "json"
+  | "csv"
+  | "text"
+  | "orc"
+  | "avro"
+  | (string & {})
+
+/**
  * Spark's `DataStreamWriter` (`df.writeStream`): where and how a streaming DataFrame's results
  * go — `format(...)` (a sink), `outputMode(...)`, `trigger(...)`, `option(k, v)` (including
  * `checkpointLocation`), `queryName`, `partitionBy`, `foreach` / `foreachBatch` — and `start()`
@@ -108,12 +127,15 @@ export class DataStreamWriter<R> {
   }
 
   /** The sink: `memory`, `console`, `noop`, `json`, `csv`, `parquet`, `text`, `kafka`, … */
-  format(source: string): DataStreamWriter<R> {
+  format(source: StreamWriteFormat): DataStreamWriter<R> {
     return this.with({ format: source })
   }
 
-  /** `append` (the default), `update` or `complete`. */
-  outputMode(mode: OutputMode | (string & {})): DataStreamWriter<R> {
+  /**
+   * `append` (the default), `update` or `complete`. Spark reads the mode in any letter case; the
+   * type takes lower case, capitalised (`Append`, as Spark's `OutputMode.Append()`) and upper case.
+   */
+  outputMode(mode: OutputMode | Capitalize<OutputMode> | Uppercase<OutputMode>): DataStreamWriter<R> {
     return this.with({ outputMode: mode })
   }
 

@@ -487,6 +487,7 @@ describe("startQuery refusals and the command it sends", () => {
     const each = await refuse(spec({ hasForeach: true }))
     expect(each._tag === "AnalysisError" && each.reason).toBe("UnsupportedOperation")
     expect(each.message).toMatch(/^foreach with a JavaScript writer cannot run on a Spark Connect server/)
+    // @ts-expect-error not an interval: the types reject it, and so does the run time
     const nan = await refuse(spec({ trigger: Trigger.ProcessingTime("soon") }))
     expect(nan._tag === "AnalysisError" && nan.reason).toBe("InvalidArgument")
     const negative = await refuse(spec({ trigger: Trigger.Continuous(-5) }))
