@@ -15,7 +15,6 @@
  */
 import { Effect } from "effect"
 import { type CompileContext, compile, compilePredicate, compileProjection, dataTypeOf } from "../../core/Compile.ts"
-import * as T from "../../core/DataType.ts"
 import { type CalendarInterval, parseInterval } from "../../core/Durations.ts"
 import { ConnectorError, type StateStoreError } from "../../core/Errors.ts"
 import type * as E from "../../core/Expression.ts"
