@@ -28,6 +28,7 @@
  *
  * @since 0.1.0
  */
+import { Buffer } from "node:buffer"
 import { Effect, Fiber, Layer, type Scope, Semaphore } from "effect"
 import type { CheckpointFileSystem } from "../core/CheckpointFileSystem.ts"
 import { type CheckpointError, StateStoreError } from "../core/Errors.ts"

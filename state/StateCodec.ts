@@ -31,6 +31,7 @@
  *
  * @since 0.1.0
  */
+import { Buffer } from "node:buffer"
 
 const TAG_NULL = 0
 const TAG_FALSE = 1

@@ -20,6 +20,7 @@
  *
  * @since 0.1.0
  */
+import { Buffer } from "node:buffer"
 import { createHash } from "node:crypto"
 import { StateStoreError } from "../core/Errors.ts"
 
