@@ -17,6 +17,8 @@
  * - The initial offset (`initialPosition`; `latest` is the time the query first starts, as
  *   spark-sql-kinesis resolves it) is written to the source's metadata folder the first time, so
  *   a query restarted before its first batch starts where it first meant to.
+ * - `Trigger.AvailableNow` reads the records that arrived (by Kinesis' arrival time) before the
+ *   query started, in as many batches as the limits and the shards' lineage need.
  * - A shard in the offset that is no longer listed before its end was read (it aged out of the
  *   stream's retention) fails the query when `failOnDataLoss` is true (the default), and is
  *   dropped otherwise.
@@ -101,7 +103,9 @@ export const readNew = (
   shardId: string,
   from: ShardPosition,
   max: number,
-  perFetch: number
+  perFetch: number,
+  /** `Trigger.AvailableNow`: records that arrived after this time (ms) are left for later. */
+  cutoffMs: number = Number.POSITIVE_INFINITY
 ): Effect.Effect<ShardRead, ConnectorError> =>
   Effect.gen(function* () {
     const first = yield* api.shardIterator(stream, shardId, iteratorStart(from))
@@ -111,7 +115,9 @@ export const readNew = (
     let empty = 0
     while (records.length < max) {
       const page = yield* api.getRecords(iterator, Math.min(perFetch, max - records.length))
-      for (const r of page.records) records.push(r)
+      const kept = page.records.findIndex((r) => r.approximateArrivalTimestamp > cutoffMs)
+      for (const r of kept < 0 ? page.records : page.records.slice(0, kept)) records.push(r)
+      if (kept >= 0) break
       if (page.nextIterator === undefined) return { records, end: shardEnd }
       iterator = page.nextIterator
       if (page.records.length === 0 && (page.millisBehindLatest === 0 || ++empty >= MAX_EMPTY_PAGES)) break
@@ -246,6 +252,8 @@ export const makeKinesisSource = (
   let listing: { at: number; shards: ReadonlyMap<string, ShardDescription> } | undefined
   /** What the last `latestOffset` read, by shard key, for the `getBatch` that follows it. */
   let prefetched = new Map<string, { readonly start: ShardPosition; readonly read: ShardRead }>()
+  /** `Trigger.AvailableNow`: the time the query started; later records are not read. */
+  let availableNowCutoffMs = Number.POSITIVE_INFINITY
 
   /** Every shard of every stream by shard key, listed again after `shardFetchInterval`. */
   const shards = Effect.gen(function* () {
@@ -325,7 +333,8 @@ export const makeKinesisSource = (
             shardId,
             p,
             Math.min(options.maxFetchRecordsPerShard, budget),
-            options.maxRecordsPerFetch
+            options.maxRecordsPerFetch,
+            availableNowCutoffMs
           )
           budget -= read.records.length
           positions.set(key, read.end)
@@ -356,6 +365,13 @@ export const makeKinesisSource = (
         prefetched = new Map()
       }),
     decodeOffset: (json) => decodeKinesisSourceOffset(json),
+    // Spark's `SupportsTriggerAvailableNow`: what is there now is what arrived before the query
+    // started. Batches keep their limits and follow the shards' children (parents first) until
+    // no shard has a record that arrived by then.
+    prepareForTriggerAvailableNow: () =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        availableNowCutoffMs = now
+      }),
     stop: () => api.close()
   }
 }

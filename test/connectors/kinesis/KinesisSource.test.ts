@@ -11,7 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { F, type Row, Session } from "../../../mod.ts"
+import { F, type Row, Session, Trigger } from "../../../mod.ts"
 import type { DataFrame } from "../../../structured/api/DataFrame.ts"
 import { CheckAnswer, Execute, StartStream, StopStream, testStream } from "../../../structured/testing.ts"
 import { ConnectorError } from "../../../core/Errors.ts"
@@ -171,7 +171,7 @@ describe("kinesis source", () => {
           start = end
         }
         expect(batches).toEqual([["r0", "r1", "r2"], ["r3", "r4", "r5"], ["r6"]])
-        // The engine's read limit (e.g. Trigger.AvailableNow's) caps the whole batch too.
+        // A read limit from the engine (MaxRows) caps the whole batch too.
         const capped = yield* createSource({ streamName: name, initialPosition: "trim_horizon" }, tempDir("limits2"))
         const s0 = yield* capped.initialOffset()
         const e0 = yield* capped.latestOffset(s0, { _tag: "MaxRows", maxRows: 4 })
@@ -348,6 +348,63 @@ describe("kinesis source", () => {
         ])
       })
     )
+  )
+
+  it.live("Trigger.AvailableNow reads what arrived before the start within the limits, past a split, then stops", () =>
+    live(
+      Effect.gen(function* () {
+        const name = uniqueStream("availablenow")
+        yield* Effect.promise(() => k.createStream(name, 1))
+        yield* Effect.promise(() => k.put(name, records("k", "p1", "p2", "p3")))
+        const [parent] = yield* Effect.promise(() => k.shards(name))
+        // The children get no records here: kinesalite stamps a new shard's records up to a
+        // second in the future, after the query's start, where AvailableNow rightly stops.
+        yield* Effect.promise(() => k.split(name, parent.ShardId ?? ""))
+        const df = yield* stream({
+          streamName: name,
+          initialPosition: "trim_horizon",
+          "kinesis.executor.maxFetchRecordsPerShard": "2"
+        })
+        const batches: Array<ReadonlyArray<string>> = []
+        const q = yield* df
+          .select(F.col("data").cast("string").as("data"))
+          .writeStream.trigger(Trigger.AvailableNow())
+          .foreachBatch((b) =>
+            Effect.map(b.collect(), (rs) => {
+              if (rs.length > 0) batches.push(rs.map((r) => r.data as string))
+            })
+          )
+          .start()
+        yield* q.awaitTermination()
+        expect(batches).toEqual([["p1", "p2"], ["p3"]])
+      })
+    )
+  )
+
+  it.live("Trigger.AvailableNow leaves records that arrived after the start", () =>
+    Effect.gen(function* () {
+      const name = uniqueStream("cutoff")
+      yield* Effect.promise(() => k.createStream(name, 1))
+      const source = yield* createSource({ streamName: name, initialPosition: "trim_horizon" }, tempDir("cutoff"))
+      const start = yield* source.initialOffset()
+      yield* Effect.promise(() => k.put(name, records("k", "before")))
+      if (source.prepareForTriggerAvailableNow === undefined) throw new Error("no AvailableNow support")
+      yield* source.prepareForTriggerAvailableNow()
+      // Writes until a record arrives in a later millisecond than the start (no sleeping).
+      const startedAt = Date.now()
+      for (let i = 0; ; i++) {
+        const [w] = yield* Effect.promise(() => k.put(name, records("k", `after-${i}`)))
+        const probe = yield* createSource({ streamName: name, initialPosition: "trim_horizon" }, tempDir("probe2"))
+        const p0 = yield* probe.initialOffset()
+        const rows = yield* probe.getBatch(p0, yield* probe.latestOffset(p0, probe.defaultReadLimit()))
+        yield* probe.stop()
+        if ((rows.find((r) => r[3] === w.sequenceNumber)?.[4] as number) > startedAt) break
+      }
+      const end = yield* source.latestOffset(start, source.defaultReadLimit())
+      expect((yield* source.getBatch(start, end)).map((r) => text(r[0]))).toEqual(["before"])
+      expect(yield* source.latestOffset(end, source.defaultReadLimit())).toEqual(end)
+      yield* source.stop()
+    })
   )
 
   it.live("starts at latest by default and at a timestamp with at_timestamp", () =>
