@@ -55,7 +55,7 @@ describe("docs/api.md", () => {
     expect(f).toMatch(/#### Datetime functions[^#]*\n- `session_window: /)
     const df = section("tributary-streaming").split("\n### DataFrame\n")[1].split("\n### ")[0]
     expect(df).toMatch(/\n- `groupBy<[^\n]*— Groups by columns/)
-    expect(df).toMatch(/\n- `withWatermark\(eventTime: /)
+    expect(df).toMatch(/\n- `withWatermark[<(][^\n]*eventTime: /)
     expect(df).not.toMatch(/\n- `derive</) // @internal members are left out
   })
 })
