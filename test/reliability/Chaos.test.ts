@@ -6,7 +6,7 @@
  * `CHAOS_SEED` and `CHAOS_TRIALS` pick other trials (`npm run chaos -- --replay S` reruns one
  * trial and keeps its folder). The count is what fits this suite's time budget on a 2-core CI
  * machine: each trial starts 3–5 Node processes, about 4 s a trial two at a time on the
- * 2-core development machine, so 20 trials take about 85 s (docs/reliability.md has the big runs).
+ * 2-core development machine, so 20 trials take 85–170 s by the load (docs/reliability.md has the big runs).
  */
 import * as os from "node:os"
 import * as path from "node:path"

@@ -387,7 +387,7 @@ const program = Effect.gen(function* () {
   // CHAOS_STATE_BATCH: the batch to read the state and foreachBatch output at (the reference's last).
   const lastBatch =
     process.env.CHAOS_STATE_BATCH !== undefined
-      ? Number(process.env.CHAOS_STATE_BATCH)
+      ? Math.min(Number(process.env.CHAOS_STATE_BATCH), committedBatches() - 1)
       : spec.source === "rate"
         ? spec.batches - 1
         : committedBatches() - 1
@@ -402,17 +402,19 @@ const program = Effect.gen(function* () {
     }
   }
   const conflicts = fs.existsSync(out) ? fs.readdirSync(out).filter((n) => n.startsWith("conflict-")) : []
+  // The state at the last batch; for transformWithState at every batch (see `chaos.ts`).
   const state: Record<string, Array<string>> = {}
-  if (spec.query !== "stateless" && lastBatch >= 0) {
-    const stores = yield* (yield* spark.read.format("state-metadata").load(checkpoint)).collect()
+  const stateBatches = spec.query === "transformWithState" ? Array.from({ length: lastBatch + 1 }, (_, i) => i) : [lastBatch]
+  const stores = spec.query === "stateless" || lastBatch < 0 ? [] : yield* (yield* spark.read.format("state-metadata").load(checkpoint)).collect()
+  for (const b of stateBatches) {
     for (const s of stores as ReadonlyArray<any>) {
       const rows = yield* (yield* spark.read
         .format("statestore")
-        .option("batchId", lastBatch)
+        .option("batchId", b)
         .option("operatorId", Number(s.operatorId))
         .option("storeName", s.stateStoreName)
         .load(checkpoint)).collect()
-      state[`${s.operatorId}/${s.stateStoreName}`] = rows.map(canonical).sort()
+      state[`${b}/${s.operatorId}/${s.stateStoreName}`] = rows.map(canonical).sort()
     }
   }
   fs.writeFileSync(path.join(dir, "result.json"), JSON.stringify({ lastBatch, committed: committedBatches(), output: output.sort(), state, conflicts }))
