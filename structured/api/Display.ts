@@ -183,7 +183,7 @@ const LIVE_CARD: unique symbol = Symbol.for("tributary.liveCard") as never
 /**
  * Shows `value` in the notebook now, as a display of the running cell, and resolves when it has
  * been sent: a DataFrame as its table, a streaming query as its live card (refreshed in place
- * until it stops), anything else as Deno's kernel formats it. Outside a Jupyter kernel it prints
+ * until it stops), a string as its text, anything else as Deno's kernel formats it. Outside a Jupyter kernel it prints
  * the value's `text/plain` form.
  *
  * Beyond Spark (Databricks notebooks have `display(df)`): a cell's *value* reaches the notebook
@@ -202,6 +202,9 @@ export const display = async (value: unknown): Promise<void> => {
   const render = target?.[JUPYTER_DISPLAY]
   if (jupyter !== undefined) {
     if (typeof render === "function") return jupyter.display(await render.call(target), { raw: true })
+    // A string is shown as its text (Deno's formatter would quote it), never through stdout:
+    // the kernel may publish a cell's console output after the cell has finished.
+    if (typeof value === "string") return jupyter.display({ "text/plain": value }, { raw: true })
     return jupyter.display(value)
   }
   const bundle = typeof render === "function" ? await render.call(target) : undefined

@@ -151,7 +151,7 @@ describe("examples/tour.ipynb on Deno's Jupyter kernel", () => {
       ["display_data:text/html,text/plain"],
       [],
       ["display_data:text/html,text/plain"],
-      ["stream:stdout"],
+      ["display_data:text/plain"],
       ["display_data:text/html,text/plain"],
       [],
       ["display_data:text/html,text/plain"],
@@ -189,8 +189,8 @@ describe("examples/tour.ipynb on Deno's Jupyter kernel", () => {
     expect(html).toMatch(/<tr><th>batch<\/th><td>\d+<\/td><\/tr>/)
     expect(html).toMatch(/<tr><th>watermark<\/th><td>1970-01-01T00:00:\d\d\.000Z<\/td><\/tr>/)
     expect(html).toMatch(/<tr><th>state rows<\/th><td>[1-9]\d*<\/td><\/tr>/)
-    const stopped = (cell("await spark.run(query.stop())").outputs ?? []).map((o) => text(o.text)).join("")
-    expect(stopped).toMatch(/^stopped after batch \d+, watermark 1970-01-01T00:00:\d\d\.000Z\n$/)
+    const stopped = rich(cell("await spark.run(query.stop())")).map((o) => text(o.data?.["text/plain"])).join("")
+    expect(stopped).toMatch(/^stopped after batch \d+, watermark 1970-01-01T00:00:\d\d\.000Z$/)
   })
 
   it("shows the windows the watermark closed", () => {
