@@ -30,6 +30,14 @@ const TABLE = (() => {
 })()
 
 /**
+ * A CRC-32 of `bytes[from, to)`: `crc32` here, or a platform's native one giving the same values
+ * (`node:zlib`'s, which the Node checkpoint file system passes where it exists).
+ *
+ * @since 0.1.0
+ */
+export type Crc32 = (bytes: Uint8Array, from: number, to: number) => number
+
+/**
  * CRC-32 (ISO-HDLC, as `java.util.zip.CRC32` and zlib) of `bytes[from, to)`.
  *
  * @since 0.1.0
@@ -59,7 +67,11 @@ export const isChecksumFileName = (name: string): boolean => name.startsWith("."
  *
  * @since 0.1.0
  */
-export const checksumFile = (data: Uint8Array, bytesPerChecksum = BYTES_PER_CHECKSUM): Uint8Array => {
+export const checksumFile = (
+  data: Uint8Array,
+  bytesPerChecksum: number = BYTES_PER_CHECKSUM,
+  crc: Crc32 = crc32
+): Uint8Array => {
   const chunks = Math.ceil(data.length / bytesPerChecksum)
   const out = new Uint8Array(8 + 4 * chunks)
   const view = new DataView(out.buffer)
@@ -67,7 +79,7 @@ export const checksumFile = (data: Uint8Array, bytesPerChecksum = BYTES_PER_CHEC
   view.setInt32(4, bytesPerChecksum)
   for (let i = 0; i < chunks; i++) {
     const from = i * bytesPerChecksum
-    view.setUint32(8 + 4 * i, crc32(data, from, Math.min(data.length, from + bytesPerChecksum)))
+    view.setUint32(8 + 4 * i, crc(data, from, Math.min(data.length, from + bytesPerChecksum)))
   }
   return out
 }
@@ -78,7 +90,7 @@ export const checksumFile = (data: Uint8Array, bytesPerChecksum = BYTES_PER_CHEC
  *
  * @since 0.1.0
  */
-export const verifyChecksumFile = (data: Uint8Array, crc: Uint8Array): string | undefined => {
+export const verifyChecksumFile = (data: Uint8Array, crc: Uint8Array, sum: Crc32 = crc32): string | undefined => {
   if (crc.length < 8 || HEADER.some((b, i) => crc[i] !== b)) return "its checksum file has no Hadoop checksum header"
   const view = new DataView(crc.buffer, crc.byteOffset, crc.byteLength)
   const bytesPerChecksum = view.getInt32(4)
@@ -91,7 +103,7 @@ export const verifyChecksumFile = (data: Uint8Array, crc: Uint8Array): string | 
   }
   for (let i = 0; i < chunks; i++) {
     const from = i * bytesPerChecksum
-    if (crc32(data, from, Math.min(data.length, from + bytesPerChecksum)) !== view.getUint32(8 + 4 * i)) {
+    if (sum(data, from, Math.min(data.length, from + bytesPerChecksum)) !== view.getUint32(8 + 4 * i)) {
       return `the checksum of bytes ${from} to ${Math.min(data.length, from + bytesPerChecksum) - 1} does not match`
     }
   }

@@ -29,9 +29,17 @@ import { Buffer } from "node:buffer"
 import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import * as zlib from "node:zlib"
 import { Effect } from "effect"
 import type { CheckpointFileSystem } from "../core/CheckpointFileSystem.ts"
-import { checksumFile, checksumFileName, isChecksumFileName, verifyChecksumFile } from "../core/Checksum.ts"
+import {
+  type Crc32,
+  checksumFile as checksumFileWith,
+  checksumFileName,
+  crc32,
+  isChecksumFileName,
+  verifyChecksumFile as verifyWith
+} from "../core/Checksum.ts"
 import { CheckpointError } from "../core/Errors.ts"
 
 const io = (p: string, what: string) => (cause: unknown) =>
@@ -41,6 +49,16 @@ const io = (p: string, what: string) => (cause: unknown) =>
     message: `Could not ${what} ${p}: ${cause instanceof Error ? cause.message : String(cause)}`,
     cause
   })
+
+/**
+ * zlib's CRC-32 where the runtime has it (Node 22.2+): the same values as `crc32`, about twenty
+ * times faster on a state delta of megabytes; elsewhere the portable one.
+ */
+const nativeCrc = (zlib as { readonly crc32?: (data: Uint8Array) => number }).crc32
+const fastCrc32: Crc32 =
+  typeof nativeCrc === "function" ? (bytes, from, to) => nativeCrc(bytes.subarray(from, to)) : crc32
+const checksumFile = (data: Uint8Array): Uint8Array => checksumFileWith(data, undefined, fastCrc32)
+const verifyChecksumFile = (data: Uint8Array, crc: Uint8Array): string | undefined => verifyWith(data, crc, fastCrc32)
 
 const code = (e: unknown): string | undefined => (e as { code?: string } | null)?.code
 

@@ -4,6 +4,8 @@
  * the checks: a flipped bit, a cut (also at a chunk boundary, which Hadoop misses), a foreign
  * checksum file.
  */
+import * as zlib from "node:zlib"
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { checksumFile, checksumFileName, crc32, isChecksumFileName, verifyChecksumFile } from "../../core/Checksum.ts"
 
@@ -37,5 +39,19 @@ describe("Hadoop checksum files", () => {
       expect(verifyChecksumFile(data.slice(0, at), crc)).toBeDefined()
     }
     expect(verifyChecksumFile(data, bytes("not a checksum file"))).toMatch(/header/)
+  })
+
+  it("node:zlib's CRC-32, which the Node checkpoint file system uses, gives the portable one's values", () => {
+    const native = (zlib as { crc32?: (b: Uint8Array) => number }).crc32
+    expect(typeof native).toBe("function")
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 3000 }), fc.nat(3000), (data, cut) => {
+        const to = Math.min(cut, data.length)
+        expect(native!(data.subarray(0, to))).toBe(crc32(data, 0, to))
+        const viaNative = checksumFile(data, 512, (b, from, end) => native!(b.subarray(from, end)))
+        expect([...viaNative]).toEqual([...checksumFile(data)])
+        expect(verifyChecksumFile(data, viaNative)).toBeUndefined()
+      })
+    )
   })
 })
