@@ -13,12 +13,22 @@
  * Version `v` (`base_version <= v <= latest`) is the base overlaid with the latest log entry per
  * key at or below `v`. Why append-only: DuckDB's `INSERT ... ON CONFLICT` of a 1,000-row batch
  * was measured at 9.7 ms into 100 K keys, 18 ms into 1 M and 134 ms into 10 M (docs/architecture.md): the
- * cost follows the table. An appender batch follows the batch.
+ * cost follows the table. Appending follows the batch.
  *
- * Commit: one transaction on the store's connection: one appender batch of the changed keys into
- * the log, one row into the versions table, then `COMMIT`; any failure rolls the whole batch
- * back. No user data is ever spliced into SQL: keys and values travel as appended values or as a
- * list parameter.
+ * Commit: the batch's changes are written as one changelog file,
+ * `state/state.duckdb.changelog/<operator>/<store>/<version>.changelog` (`DuckDBChangelog.ts`:
+ * JSON lines of `[key, value]` pairs, written atomically with a checksum file beside it through
+ * the checkpoint file system). That file is the commit, as in Spark's RocksDB changelog
+ * checkpointing: the commit costs one `JSON.stringify` and one file write, whatever the state's
+ * size. Folding the changelog into the store's log table (one transaction per version: DuckDB
+ * parses the lines itself with `json_transform`, on its own threads, plus the row of the
+ * versions table) runs in the background after the commit; the file is removed once its version
+ * is in DuckDB. Whatever reads DuckDB (a `load` of keys the cache does not hold, a scan, a
+ * reader, compaction, a rollback) first folds, or waits for, the versions it needs. A start
+ * folds the changelogs no fold reached (a kill) before the store opens; a damaged, foreign or
+ * missing changelog fails it, naming the file. A fold that fails fails every later commit and
+ * open of the store with its error (its changelog stays for the next start). No user data is
+ * ever spliced into SQL: keys and values travel as a parameter or as appended values.
  *
  * Reads: an operator's `load(keys)` first asks a bounded in-memory cache of hot keys
  * (`KeyCache.ts`, `cacheMaxBytes` per store); when a whole version fits the cache it is loaded at
@@ -53,9 +63,12 @@ import {
 import * as nodeFs from "node:fs/promises"
 import * as nodePath from "node:path"
 import { Effect, Fiber, Layer, type Scope, Semaphore } from "effect"
+import type { CheckpointFileSystem } from "../core/CheckpointFileSystem.ts"
 import { StateStoreError } from "../core/Errors.ts"
+import { encodeChangelog, parseChangelog } from "./DuckDBChangelog.ts"
 import { KeyCache, ENTRY_OVERHEAD_BYTES } from "./KeyCache.ts"
 import * as MaintenanceScheduler from "./MaintenanceScheduler.ts"
+import { NodeCheckpointFileSystem } from "./NodeCheckpointFileSystem.ts"
 import { checkCompatibility, decodeSchema, encodeSchema } from "./StateSchemaCompatibility.ts"
 import {
   beginOpen,
@@ -87,6 +100,8 @@ export interface DuckDBProviderOptions {
   /** Background compaction after this many commits of a store (default 10; 0: only when `maintain` is called). */
   readonly maintenanceEveryCommits?: number | undefined
   readonly hooks?: StateStoreHooks | undefined
+  /** Where the changelog files are written (`node:fs` by default; tests inject failures through it). */
+  readonly fs?: CheckpointFileSystem | undefined
 }
 
 /** One DuckDB connection; its calls are serialised (a connection runs one statement at a time). */
@@ -140,9 +155,37 @@ interface Handle {
   maintenance: Fiber.Fiber<void, never> | undefined
   /** Serialises compaction and rollback of this store. */
   readonly maintLock: Semaphore.Semaphore
+  /** The folder of the store's changelog files. */
+  readonly changelogDir: string
+  /** The latest version in the DuckDB tables; later committed versions are in changelog files. */
+  folded: number
+  /** Committed versions not folded yet, by version: their changelog text and what they hold. */
+  readonly pending: Map<number, PendingFold>
+  /** Whether a fiber is folding `pending` right now (`pump` is it). */
+  pumping: boolean
+  pump: Fiber.Fiber<void, never> | undefined
+  /** Why the last fold failed: every later commit, read and open of the store fails with it. */
+  foldError: StateStoreError | undefined
+  /** Serialises folds of this store. */
+  readonly foldLock: Semaphore.Semaphore
+}
+
+/** A committed version waiting to be folded into DuckDB. */
+interface PendingFold {
+  readonly version: number
+  readonly path: string
+  readonly lines: ReadonlyArray<string>
+  readonly info: VersionInfo
+  readonly numChanges: number
 }
 
 const STORES = "tributary_state_stores"
+
+/** Versions folded into DuckDB in one transaction at most. */
+const FOLD_VERSIONS = 16
+
+/** Committed versions waiting for their fold at most; a commit beyond it waits for folds first. */
+const MAX_PENDING = 32
 const VERSIONS = "tributary_state_versions"
 
 const message = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
@@ -254,6 +297,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
   Effect.gen(function* () {
     const cacheMaxBytes = options.cacheMaxBytes ?? 256 * 1024 * 1024
     const maintenanceEvery = options.maintenanceEveryCommits ?? 10
+    const fs = options.fs ?? NodeCheckpointFileSystem
     const scope = yield* Effect.scope
     const databases = new Map<string, Database>()
     let closed = false
@@ -402,10 +446,190 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
           minBatchesToRetain: 100,
           commitsSinceMaintenance: 0,
           maintenance: undefined,
-          maintLock: Semaphore.makeUnsafe(1)
+          maintLock: Semaphore.makeUnsafe(1),
+          changelogDir: fs.join(changelogRoot(db), String(id.operatorId), id.storeName),
+          folded: found.latest,
+          pending: new Map(),
+          pumping: false,
+          pump: undefined,
+          foldError: undefined,
+          foldLock: Semaphore.makeUnsafe(1)
         }
+        yield* recoverChangelogs(h)
         db.stores.set(key, h)
         return h
+      })
+
+    /**
+     * A restart: the changelogs of versions committed after the last fold are read (their
+     * checksums checked) and folded now; those of versions already in DuckDB (a fold whose file
+     * removal a kill cut short) are removed.
+     */
+    const recoverChangelogs = (h: Handle): Effect.Effect<void, StateStoreError> =>
+      Effect.gen(function* () {
+        const names = yield* Effect.mapError(fs.list(h.changelogDir), (e) =>
+          toError(h.changelogDir, `Listing the changelogs of ${describeStore(h)}`, "Io", h.operatorId)(e)
+        )
+        const versions = names
+          .flatMap((n) => {
+            const m = /^(\d+)\.changelog$/.exec(n)
+            return m === null ? [] : [Number(m[1])]
+          })
+          .sort((a, b) => a - b)
+        for (const version of versions) {
+          const path = changelogPath(h, version)
+          if (version <= h.folded) {
+            yield* Effect.mapError(fs.remove(path), (e) => toError(path, "Removing a folded changelog", "Io", h.operatorId)(e))
+            continue
+          }
+          if (version !== h.latest + 1) {
+            return yield* changelogCorrupt(
+              h,
+              changelogPath(h, h.latest + 1),
+              `it is missing, but version ${version} (${path}) was committed after it`
+            )
+          }
+          const text = yield* Effect.mapError(fs.readText(path), (e) => changelogCorrupt(h, path, e.message))
+          if (text === undefined) return yield* changelogCorrupt(h, path, "it disappeared while being read")
+          const parsed = parseChangelog(text)
+          if (typeof parsed === "string") return yield* changelogCorrupt(h, path, parsed)
+          if (parsed.header.version !== version) {
+            return yield* changelogCorrupt(h, path, `its header names version ${parsed.header.version}`)
+          }
+          const info = { rows: parsed.header.numRows, chars: parsed.header.numChars }
+          h.pending.set(version, { version, path, lines: parsed.lines, info, numChanges: parsed.header.numChanges })
+          h.latest = version
+          remember(h, version, info)
+        }
+        yield* awaitFolded(h, h.latest)
+      })
+
+    const changelogRoot = (db: Database): string => fs.join(db.root, "state", "state.duckdb.changelog")
+    const changelogPath = (h: Handle, version: number): string => fs.join(h.changelogDir, `${version}.changelog`)
+
+    const changelogCorrupt = (h: Handle, path: string, why: string) =>
+      new StateStoreError({
+        reason: "Corrupt",
+        operatorId: h.operatorId,
+        path,
+        message:
+          `The state changelog ${path} of ${describeStore(h)} cannot be read: ${why}. It holds a committed ` +
+          `version not yet folded into ${h.db.path}: restore it from a backup, or start the query from a new checkpoint.`
+      })
+
+    /**
+     * Folds consecutive committed versions' changelogs into the store's log table, in one
+     * transaction (one write-ahead log flush for all of them, so folding catches up with commits).
+     */
+    const foldSome = (h: Handle, ps: ReadonlyArray<PendingFold>): Effect.Effect<void, StateStoreError> =>
+      use(
+        h.conn,
+        async (c) => {
+          await c.run("BEGIN TRANSACTION")
+          try {
+            for (const p of ps) {
+              let rows = 0
+              const ver = BigInt(p.version)
+              for (const line of p.lines) {
+                // DuckDB parses the line itself: no value crosses into it one by one.
+                const r = await c.run(
+                  `INSERT INTO ${h.log} SELECT $1, e[1], e[2] FROM (SELECT unnest(json_transform($2, '[["VARCHAR"]]')) AS e)`,
+                  [ver, line]
+                )
+                rows += r.rowsChanged
+              }
+              if (rows !== p.numChanges) {
+                throw changelogCorrupt(h, p.path, `its header counts ${p.numChanges} changes, its lines hold ${rows}`)
+              }
+              await c.run(`INSERT INTO ${VERSIONS} VALUES ($1, $2, $3, $4, $5)`, [
+                h.id,
+                ver,
+                v(p.info.rows),
+                v(p.info.chars),
+                v(p.numChanges)
+              ])
+            }
+            await c.run("COMMIT")
+          } catch (e) {
+            await c.run("ROLLBACK").catch(() => undefined)
+            throw e
+          }
+        },
+        toError(
+          h.db.path,
+          `Folding the changelog ${ps[0]!.path}${ps.length > 1 ? ` (and the next ${ps.length - 1})` : ""} of ${describeStore(h)} into the state database`,
+          "Io",
+          h.operatorId
+        )
+      )
+
+    /** Folds the next committed version not in DuckDB yet, if any; whether there was one. */
+    const foldNext = (h: Handle): Effect.Effect<boolean, StateStoreError> =>
+      Effect.uninterruptible(
+        h.foldLock.withPermits(1)(
+          Effect.suspend(() => {
+            if (h.foldError !== undefined) return Effect.fail(h.foldError)
+            const batch: Array<PendingFold> = []
+            for (let x = h.folded + 1; batch.length < FOLD_VERSIONS; x++) {
+              const next = h.pending.get(x)
+              if (next === undefined) break
+              batch.push(next)
+            }
+            if (batch.length === 0) return Effect.succeed(false)
+            return foldSome(h, batch).pipe(
+              Effect.tapError((e) =>
+                Effect.sync(() => {
+                  h.foldError = e
+                })
+              ),
+              Effect.andThen(
+                Effect.sync(() => {
+                  for (const p of batch) h.pending.delete(p.version)
+                  h.folded = batch[batch.length - 1]!.version
+                })
+              ),
+              // A changelog left behind (a failed removal, a kill) is removed at the next start.
+              Effect.andThen(Effect.forEach(batch, (p) => Effect.ignore(fs.remove(p.path)), { discard: true })),
+              Effect.as(true)
+            )
+          })
+        )
+      )
+
+    /** Until `version` is in DuckDB: folds what is pending here (or waits for the fold under way). */
+    const awaitFolded = (h: Handle, version: number): Effect.Effect<void, StateStoreError> =>
+      Effect.gen(function* () {
+        while (h.folded < version) {
+          const folded = yield* foldNext(h)
+          if (!folded && h.folded < version) {
+            return yield* changelogCorrupt(h, changelogPath(h, h.folded + 1), "it is not known to this provider")
+          }
+        }
+      })
+
+    /** Starts folding in the background, apart from the commit path, unless a fold runs already. */
+    const ensurePump = (h: Handle): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (h.pumping || closed || h.foldError !== undefined || !h.pending.has(h.folded + 1)) return Effect.void
+        h.pumping = true
+        const pump = Effect.gen(function* () {
+          while (yield* foldNext(h)) {
+            /* the next one */
+          }
+        }).pipe(
+          Effect.catch((e) =>
+            Effect.logWarning(`Folding the state changelog of ${describeStore(h)} failed: ${e.message}`)
+          ),
+          Effect.ensuring(
+            Effect.sync(() => {
+              h.pumping = false
+              h.pump = undefined
+            })
+          )
+        )
+        return Effect.map(Effect.forkIn(pump, scope, { uninterruptible: true }), (fiber) => {
+          if (h.pumping) h.pump = fiber
+        })
       })
 
     /** The store's handle; with a schema, registers the store on first use and checks the schema. */
@@ -475,6 +699,8 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
           )
         )
       }
+      const pending = h.pending.get(version)
+      if (pending !== undefined) return Effect.succeed(pending.info)
       const known = h.versions.get(version)
       if (known !== undefined) return Effect.succeed(known)
       return Effect.flatMap(
@@ -532,6 +758,14 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
             toError(h.db.path, `Reading version ${version} of ${describeStore(h)}`, "Io", h.operatorId)
           )
 
+    /** `scanVersion` once the version is folded into DuckDB. */
+    const readVersion = (
+      h: Handle,
+      conn: Conn,
+      version: number,
+      each: (key: string, value: string) => void
+    ): Effect.Effect<void, StateStoreError> => Effect.andThen(awaitFolded(h, version), scanVersion(h, conn, version, each))
+
     const maintenance = MaintenanceScheduler.make<Handle>({
       everyCommits: maintenanceEvery,
       scope,
@@ -555,6 +789,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
         }
         const prepared = Effect.gen(function* () {
           h.minBatchesToRetain = spec.minBatchesToRetain
+          if (h.foldError !== undefined) return yield* h.foldError
           const info = yield* versionInfo(h, version)
           let preloaded = 0
           const cache = h.cache
@@ -564,7 +799,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
               // The whole version fits: load it once; reads then never reach DuckDB.
               cache.reset(version, true)
               yield* Effect.onError(
-                scanVersion(h, h.conn, version, (k, v) => {
+                readVersion(h, h.conn, version, (k, v) => {
                   cache.set(k, v)
                   preloaded++
                 }),
@@ -603,14 +838,15 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
             if (missing.length === 0) return Effect.void
             misses += missing.length
             const t0 = performance.now()
-            return use(
+            const query = use(
               h.conn,
               (c) =>
                 rowsOf(c, versionSql(h, true), [listValue(missing), BigInt(version)], [LIST(VARCHAR), BIGINT], (k, v) =>
                   loaded.set(k, v)
                 ),
               toError(h.db.path, `Reading keys of ${describeStore(h)}`, "Io", h.operatorId)
-            ).pipe(
+            )
+            return Effect.andThen(awaitFolded(h, version), query).pipe(
               Effect.tap(() =>
                 Effect.sync(() => {
                   loadMs += performance.now() - t0
@@ -637,66 +873,49 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
                   `call rollbackTo(${version}) to discard the later versions before committing on top of ${version}.`
               })
             }
-            const failed = toError(
-              h.db.path,
-              `The commit of version ${batch.version} of ${describeStore(h)}`,
-              "CommitFailed",
-              h.operatorId
+            if (h.foldError !== undefined) return yield* h.foldError
+            // Folding keeps up, or the commit waits for it: at most MAX_PENDING versions unfolded.
+            if (h.pending.size >= MAX_PENDING) yield* awaitFolded(h, h.latest - MAX_PENDING + 1)
+            const path = changelogPath(h, batch.version)
+            const failed = (cause: unknown) =>
+              new StateStoreError({
+                reason: "CommitFailed",
+                operatorId: h.operatorId,
+                path,
+                cause,
+                message: `The commit of version ${batch.version} of ${describeStore(h)} failed: ${message(cause)}`
+              })
+            const info = { rows: batch.numRows, chars: batch.numChars }
+            const { text, lines } = encodeChangelog(
+              {
+                version: batch.version,
+                numRows: batch.numRows,
+                numChars: batch.numChars,
+                numChanges: batch.changes.length
+              },
+              batch.changes
             )
             const hook = options.hooks?.beforeCommitPublish
-            const tx = Effect.gen(function* () {
-              yield* Effect.tryPromise({
-                try: async () => {
-                  const c = h.conn.raw
-                  await c.run("BEGIN TRANSACTION")
-                  const appender = await c.createAppender(h.log)
-                  try {
-                    const ver = BigInt(batch.version)
-                    for (const [k, val] of batch.changes) {
-                      appender.appendBigInt(ver)
-                      appender.appendVarchar(k)
-                      if (val === null) appender.appendNull()
-                      else appender.appendVarchar(val)
-                      appender.endRow()
-                    }
-                    appender.flushSync()
-                  } finally {
-                    appender.closeSync()
-                  }
-                  await c.run(`INSERT INTO ${VERSIONS} VALUES ($1, $2, $3, $4, $5)`, [
-                    h.id,
-                    v(batch.version),
-                    v(batch.numRows),
-                    v(batch.numChars),
-                    v(batch.changes.length)
-                  ])
-                },
-                catch: failed
-              })
-              if (hook !== undefined) {
-                yield* Effect.mapError(
-                  hook({ operatorId: h.operatorId, storeName: h.storeName, version: batch.version }),
-                  failed
-                )
-              }
-              yield* Effect.tryPromise({ try: () => h.conn.raw.run("COMMIT"), catch: failed })
-            }).pipe(
-              Effect.onError(() =>
-                Effect.promise(() =>
-                  h.conn.raw.run("ROLLBACK").then(
-                    () => undefined,
-                    () => undefined
-                  )
-                )
+            if (hook !== undefined) {
+              yield* Effect.mapError(hook({ operatorId: h.operatorId, storeName: h.storeName, version: batch.version }), failed)
+            }
+            // The commit: the changelog, written atomically with its checksum. DuckDB gets the
+            // changes later, apart from the commit path.
+            yield* Effect.uninterruptible(
+              Effect.andThen(
+                Effect.mapError(fs.writeAtomic(path, text, true), failed),
+                Effect.sync(() => {
+                  h.latest = batch.version
+                  h.pending.set(batch.version, { version: batch.version, path, lines, info, numChanges: batch.changes.length })
+                  remember(h, batch.version, info)
+                })
               )
             )
-            yield* Effect.uninterruptible(h.conn.lock.withPermits(1)(tx))
-            h.latest = batch.version
-            remember(h, batch.version, { rows: batch.numRows, chars: batch.numChars })
             if (cache.version === version) {
               for (const [k, val] of batch.changes) cache.set(k, val)
               cache.version = batch.version
             }
+            yield* ensurePump(h)
             h.commitsSinceMaintenance++
             yield* scheduleMaintenance(h)
           })
@@ -720,7 +939,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
               : Effect.suspend(() => {
                   const all = new Map<string, string>()
                   return Effect.as(
-                    scanVersion(h, h.conn, version, (k, v) => all.set(k, v)),
+                    readVersion(h, h.conn, version, (k, v) => all.set(k, v)),
                     all
                   )
                 }),
@@ -743,7 +962,9 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
       h.maintLock.withPermits(1)(
         Effect.gen(function* () {
           h.commitsSinceMaintenance = 0
-          let target = h.latest - h.minBatchesToRetain
+          // Only what is folded into DuckDB can be compacted: the folds up to the target first.
+          yield* awaitFolded(h, h.latest - h.minBatchesToRetain)
+          let target = Math.min(h.latest - h.minBatchesToRetain, h.folded)
           for (const v of h.pins.keys()) if (v < target) target = v
           // Each compaction scans the base table once, whatever it folds, so it waits until it can
           // fold half a retention's worth of batches: the log stays under 1.5 x minBatchesToRetain
@@ -837,6 +1058,8 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
               return yield* versionNotFound(h, spec.version, "it is older than the retained versions", h.db.path)
             }
             if (spec.version === h.latest) return
+            // The later versions go from DuckDB, so they are folded first (their changelogs go then).
+            yield* awaitFolded(h, h.latest)
             const v = BigInt(spec.version)
             yield* use(
               h.conn,
@@ -854,6 +1077,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
               toError(h.db.path, `Rolling back ${describeStore(h)} to version ${spec.version}`, "Io", h.operatorId)
             )
             h.latest = spec.version
+            h.folded = spec.version
             for (const x of h.versions.keys()) if (x > spec.version) h.versions.delete(x)
             if (h.cache.version > spec.version) h.cache.reset(-2, false)
           })
@@ -880,7 +1104,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
               for (const [k, v] of h.cache.entries) if (v !== null) out.push([k, JSON.parse(v)])
               return out
             }
-            yield* scanVersion(h, h.db.admin, spec.version, (k, v) => out.push([k, JSON.parse(v)]))
+            yield* readVersion(h, h.db.admin, spec.version, (k, v) => out.push([k, JSON.parse(v)]))
             return out
           }),
           Effect.sync(() => unpin(h, spec.version))
@@ -906,6 +1130,33 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
               { discard: true }
             )
       )
+
+    /**
+     * Folds every committed changelog of the database's stores into DuckDB (a fold that fails
+     * leaves its changelog for the next start); the folder of each store left with none goes,
+     * then the folders above it if they are empty (a store this provider never opened keeps its
+     * files for the start that opens it).
+     */
+    const foldAll = (db: Database): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const done: Array<string> = []
+        for (const h of db.stores.values()) {
+          const exit = yield* Effect.exit(awaitFolded(h, h.latest))
+          if (exit._tag === "Failure") {
+            yield* Effect.logWarning(`Folding the state changelogs of ${describeStore(h)} failed; the next start folds them`)
+          } else if (h.pending.size === 0) done.push(h.changelogDir)
+        }
+        const root = changelogRoot(db)
+        yield* Effect.promise(async () => {
+          for (const dir of done) {
+            await nodeFs.rm(dir, { recursive: true, force: true }).catch(() => undefined)
+            // Only empty folders go (rmdir refuses the others).
+            for (let up = nodePath.dirname(dir); up.startsWith(root); up = nodePath.dirname(up)) {
+              if (!(await nodeFs.rmdir(up).then(() => true, () => false))) break
+            }
+          }
+        })
+      })
 
     /** Closes one database of this provider (after its background compactions) and forgets it. */
     const closeDatabase = (db: Database): Effect.Effect<void> =>
@@ -952,6 +1203,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
             yield* Effect.tryPromise({
               try: async () => {
                 for (const p of [path, `${path}.wal`]) await nodeFs.rm(p, { force: true })
+                await nodeFs.rm(`${path}.changelog`, { recursive: true, force: true })
               },
               catch: (cause) =>
                 new StateStoreError({
@@ -966,6 +1218,14 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
       )
     }
 
+    const settle = (checkpoint: string): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const db = databases.get(nodePath.resolve(checkpoint))
+        if (db === undefined) return
+        yield* Fiber.awaitAll(maintenance.running(db.stores.values()))
+        yield* foldAll(db)
+      })
+
     const close = (): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (closed) return
@@ -975,6 +1235,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
         const all = [...databases.values()]
         const running = all.flatMap((db) => maintenance.running(db.stores.values()))
         yield* Fiber.awaitAll(running)
+        for (const db of all) yield* foldAll(db)
         for (const db of all) {
           // Wait for any statement still running on a connection, then close it.
           for (const c of db.conns) yield* c.lock.withPermits(1)(Effect.sync(() => c.raw.closeSync()))
@@ -995,6 +1256,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
       latestVersion,
       maintain,
       discard,
+      settle,
       close
     }
     return provider

@@ -367,35 +367,28 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
       })
 
     /**
-     * The snapshot file of `cur` at its current version, built in chunks so commits can run in
+     * The snapshot file of `cur` at its current version, written in chunks so commits can run in
      * between. Commits change the map in place meanwhile; they record the values they replace in
-     * `h.snapshotting`, which then wins over the map (copy-on-write, without copying the map).
+     * `h.snapshotting` (copy-on-write, without copying the map). Entries are written straight
+     * from the map; a key changed since the snapshot began is written from `h.snapshotting`
+     * instead, at the end. A key the walk wrote before a commit changed it is written twice, both
+     * times with its value at the snapshot's version: a reader keeps the last, so the file holds
+     * exactly that version.
      */
     const snapshotBytes = (h: Handle, cur: Loaded): Effect.Effect<Buffer> =>
       Effect.gen(function* () {
         const before = new Map<string, string | undefined>()
         h.snapshotting = before
-        const out = new Map<string, string>()
+        const w = new BinaryFrameWriter("snapshot")
         let n = 0
-        // A Map iterator survives changes to the map between steps: changed keys are fixed below.
+        // A Map iterator survives changes to the map between steps: changed keys come below.
         for (const [k, v] of cur.map) {
-          const old = before.has(k) ? before.get(k) : v
-          if (old === undefined) out.delete(k)
-          else out.set(k, old)
+          if (!before.has(k)) w.add(k, v)
           if (++n % chunk === 0) yield* Effect.yieldNow
-        }
-        // Keys changed since the snapshot's version take their value from then.
-        for (const [k, old] of before) {
-          if (old === undefined) out.delete(k)
-          else out.set(k, old)
         }
         h.snapshotting = undefined
-        const w = new BinaryFrameWriter("snapshot")
-        n = 0
-        for (const [k, v] of out) {
-          w.add(k, v)
-          if (++n % chunk === 0) yield* Effect.yieldNow
-        }
+        // Keys changed since the snapshot's version take their value from then.
+        for (const [k, old] of before) if (old !== undefined) w.add(k, old)
         return w.finish()
       }).pipe(
         Effect.ensuring(
@@ -655,6 +648,13 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         }
       })
 
+    const settle = (checkpoint: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const root = fs.resolve(checkpoint)
+        const mine = [...handles.entries()].flatMap(([key, h]) => (key.startsWith(`${root}\u0000`) ? [h] : []))
+        return Fiber.awaitAll(maintenance.running(mine)).pipe(Effect.asVoid)
+      })
+
     const close = (): Effect.Effect<void> =>
       Effect.gen(function* () {
         if (closed) return
@@ -673,6 +673,7 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
       latestVersion,
       maintain,
       discard,
+      settle,
       close
     }
     return provider

@@ -201,6 +201,14 @@ export interface StateStoreProvider {
    * half written). Fails with `InvalidUsage` while a store of the checkpoint is open.
    */
   readonly discard: (checkpoint: string) => Effect.Effect<void, StateStoreError>
+  /**
+   * Finishes the background work on `checkpoint`'s stores: DuckDB folds its committed
+   * changelogs into the database and both wait for a maintenance run under way. The engine
+   * calls it when a query stops, so nothing writes into a stopped query's checkpoint afterwards
+   * (which its owner may then copy or delete). A fold that fails is logged; its changelog stays
+   * for the next start.
+   */
+  readonly settle: (checkpoint: string) => Effect.Effect<void>
   /** Waits for background maintenance, then closes files and connections. Idempotent. */
   readonly close: () => Effect.Effect<void>
 }
@@ -224,8 +232,8 @@ export class StateStoreProviderService extends Context.Service<StateStoreProvide
  */
 export interface StateStoreHooks {
   /**
-   * Runs inside a commit just before its changes become visible: DuckDB runs it inside the
-   * commit's transaction after the append, the file provider before the delta file is written.
+   * Runs inside a commit just before its changes become visible: both providers run it before
+   * the batch's file is written (DuckDB's changelog, the file provider's delta).
    */
   readonly beforeCommitPublish?: (info: {
     readonly operatorId: number

@@ -339,6 +339,11 @@ export class MicroBatchExecution extends StreamExecution<MicroBatchSource, Query
     })
   }
 
+  /** The state provider finishes its background work on this query's checkpoint. */
+  protected override settleState(): Effect.Effect<void> {
+    return this.config.stateStore.settle(this.config.checkpoint)
+  }
+
   /**
    * Before the first batch: every stateful operator's stores are rolled back to the last
    * committed batch (a version committed to the store but not to the commit log is discarded)

@@ -191,6 +191,14 @@ export abstract class StreamExecution<S extends StoppableSource, C extends Execu
     return this.#changed
   }
 
+  /**
+   * When the query stops: the state provider's background work on this checkpoint finishes
+   * (micro-batch execution; continuous execution keeps no state).
+   */
+  protected settleState(): Effect.Effect<void> {
+    return Effect.void
+  }
+
   private finish(exit: Exit.Exit<void, unknown>): Effect.Effect<void> {
     return Effect.gen({ self: this }, function* () {
       if (this.#finished) return
@@ -249,6 +257,7 @@ export abstract class StreamExecution<S extends StoppableSource, C extends Execu
             )
           )
         )
+      yield* this.settleState()
       if (
         this.config.deleteCheckpointOnStop === true &&
         (this.error === null ||

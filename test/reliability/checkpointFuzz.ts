@@ -207,6 +207,8 @@ const kindOf = (rel: string): string | undefined => {
   if (/^chk\/state\/\d+\/_metadata\//.test(rel)) return "state metadata"
   if (/state\.duckdb$/.test(rel)) return "duckdb database"
   if (/state\.duckdb\.wal$/.test(rel)) return "duckdb wal"
+  // a DuckDB store's committed version not folded into the database yet (a kill leaves it)
+  if (/state\.duckdb\.changelog\/\d+\/[^/]+\/\d+\.changelog$/.test(rel)) return "state changelog"
   if (/\.delta$/.test(rel)) return "state delta"
   if (/\.snapshot$/.test(rel)) return "state snapshot"
   if (/_metadata\/schema$/.test(rel)) return "state schema"
@@ -259,6 +261,7 @@ const futureVersion = (p: string, kind: string): boolean => {
   let next: string | undefined
   if (/^v1(\n|$)/.test(text)) next = text.replace(/^v1/, "v99")
   else if (kind === "metadata") next = text.replace(/^\{/, '{"version":99,"id2":').replace(/"id"/, '"id3"')
+  else if (/^tributary-state changelog 1 /.test(text)) next = text.replace(/^tributary-state changelog 1 /, "tributary-state changelog 99 ")
   else if (/^tributary-state \w+ 1\n/.test(text)) {
     const lines = text.split("\n")
     lines[0] = lines[0].replace(/ 1$/, " 99")
@@ -380,6 +383,7 @@ const readThroughComponent = (name: ScenarioName, kind: string, rel: string, roo
       }
       case "duckdb database":
       case "duckdb wal":
+      case "state changelog":
       case "state delta":
       case "state snapshot":
       case "state schema":
@@ -528,6 +532,10 @@ export const fuzz = (options: FuzzOptions): Effect.Effect<FuzzReport, unknown> =
         }
       }
       const kinds = [...byKindTargets.keys()].sort()
+      // a DuckDB restart folds and removes the changelogs the copy holds: they are put back too
+      const changelogs = (bases.get("duckdb")?.targets ?? [])
+        .filter((t) => t.rel.includes("state.duckdb.changelog/"))
+        .map((t) => t.rel)
       const pristine = new Map<string, string>()
       const byVerdict: Record<string, number> = {}
       const byKind: Record<string, number> = {}
@@ -549,13 +557,19 @@ export const fuzz = (options: FuzzOptions): Effect.Effect<FuzzReport, unknown> =
           path.join(root, target.rel),
           // a future version's file comes with its own checksum file
           crcOf(path.join(root, target.rel)),
-          ...(name === "duckdb" ? ["chk/state/state.duckdb", "chk/state/state.duckdb.wal"].map((f) => path.join(root, f)) : [])
+          ...(name === "duckdb"
+            ? ["chk/state/state.duckdb", "chk/state/state.duckdb.wal", ...changelogs].map((f) => path.join(root, f))
+            : [])
         ]
         const saved = touched.map((f) => [f, fs.existsSync(f) ? fs.readFileSync(f) : undefined] as const)
         const restore = () => {
           for (const [f, data] of saved) {
             if (data === undefined) fs.rmSync(f, { force: true })
-            else fs.writeFileSync(f, data)
+            else {
+              // a DuckDB restart removes the changelogs' folder once it folded them
+              fs.mkdirSync(path.dirname(f), { recursive: true })
+              fs.writeFileSync(f, data)
+            }
           }
         }
         // the pristine read, in the same place (the logs hold absolute paths), before any damage
