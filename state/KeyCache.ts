@@ -7,7 +7,8 @@
  * evict, it is a plain hot-key cache and misses are read from DuckDB in one batched query.
  *
  * Sizes are estimates (two bytes per character plus a per-entry overhead), the same estimate
- * `memoryUsedBytes` reports.
+ * `memoryUsedBytes` reports. While complete, an update keeps the entry's place, so the first
+ * cache that outgrows its budget evicts its oldest entries first; from then on it is LRU.
  *
  * @since 0.1.0
  */
@@ -66,11 +67,23 @@ export class KeyCache {
    */
   set(key: string, value: string | null): void {
     const old = this.entries.get(key)
+    if (this.complete) {
+      // Complete, the cache evicts nothing until it outgrows its budget, so an update keeps
+      // its place (no delete and re-insert into a map of every key) and a removal just goes.
+      if (old !== undefined) this.bytes -= entryBytes(key, old)
+      if (value === null) {
+        if (old !== undefined) this.entries.delete(key)
+        return
+      }
+      this.entries.set(key, value)
+      this.bytes += entryBytes(key, value)
+      if (this.bytes > this.maxBytes) this.evict()
+      return
+    }
     if (old !== undefined) {
       this.bytes -= entryBytes(key, old)
       this.entries.delete(key)
     }
-    if (value === null && this.complete) return
     this.entries.set(key, value)
     this.bytes += entryBytes(key, value)
     if (this.bytes > this.maxBytes) this.evict()

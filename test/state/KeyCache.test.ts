@@ -31,4 +31,20 @@ describe("KeyCache", () => {
     expect(cache.peek("b")).toBeNull()
     expect(cache.bytes).toBe(entryBytes("b", null))
   })
+
+  it("while complete an update keeps its place (no reinsertion), so the first overflow evicts the oldest inserted", () => {
+    const per = entryBytes("k0", "v0")
+    const cache = new KeyCache(per * 4)
+    cache.reset(1, true)
+    for (let i = 0; i < 4; i++) cache.set(`k${i}`, `v${i}`)
+    cache.set("k0", "w0")
+    expect([...cache.entries.keys()]).toEqual(["k0", "k1", "k2", "k3"])
+    expect(cache.bytes).toBe(per * 4)
+    cache.set("k4", "v4")
+    expect(cache.complete).toBe(false)
+    expect([...cache.entries.keys()]).toEqual(["k2", "k3", "k4"])
+    // No longer complete: LRU again.
+    cache.set("k2", "w2")
+    expect([...cache.entries.keys()]).toEqual(["k3", "k4", "k2"])
+  })
 })
