@@ -26,6 +26,7 @@ table.list th{background:#f1f3f4;font-weight:600;white-space:nowrap}
 table.list td.num,table.list th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.list td.mono{font:12px ui-monospace,monospace;word-break:break-all}
 table.list tr.hl td{background:#fdf2f1}
+table.list tr.query td:first-child,table.list tr.context td:first-child{white-space:nowrap}
 table.list td.err{color:#a50e0e;max-width:420px;white-space:pre-wrap;word-break:break-word}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:11px;font-weight:500;background:#e6f4ea;color:#137333;white-space:nowrap}
 .badge.off{background:#eceff1;color:#5f6368}.badge.fail{background:#fce8e6;color:#b3261e}
@@ -430,7 +431,7 @@ function contextView(root, id) {
   root.appendChild(c.receivers.length ? table([{ name: "Stream" }, { name: "Name" }, { name: "Status" }, { name: "Location" }, { name: "Last Error" }, { name: "Last Error Time" }],
     c.receivers.map(r => el("tr", { class: "receiver" }, td(String(r.streamId)), td(r.name), td(r.active ? "active" : "inactive"), td(r.location || "–"),
       td(r.lastErrorMessage || "", "err"), td(r.lastErrorTime > 0 ? when(r.lastErrorTime) : "–")))) : el("div", { class: "empty", text: "No receiver streams." }))
-  root.appendChild(el("h3", { text: "Batches (" + c.batches.length + ")" }))
+  root.appendChild(el("h3", { text: c.batches.length > 200 ? "Batches (the latest 200 of " + c.batches.length + " kept)" : "Batches (" + c.batches.length + ")" }))
   root.appendChild(c.batches.length ? table([{ name: "Batch Time" }, { name: "Status" }, { name: "Records", num: true }, { name: "Scheduling Delay", num: true },
     { name: "Processing Time", num: true }, { name: "Total Delay", num: true }, { name: "Output Operations" }],
     [...c.batches].reverse().slice(0, 200).map(b => el("tr", { class: "batch " + b.status }, td(when(b.batchTime)), td(b.status), td(String(b.numRecords), "num"),
@@ -483,7 +484,16 @@ events.addEventListener("progress", e => {
   render()
 })
 events.addEventListener("dstream", e => { const c = JSON.parse(e.data); contexts.set(c.id, c); render() })
-for (const kind of ["started", "terminated", "idle"]) events.addEventListener(kind, () => refresh())
+for (const kind of ["started", "terminated"]) events.addEventListener(kind, () => refresh())
+// An idle query reports once per trigger: its status is fetched at most once a second.
+let idleTimer = null
+events.addEventListener("idle", () => { if (idleTimer === null) idleTimer = setTimeout(() => { idleTimer = null; refresh() }, 1000) })
+// Running queries' durations move on between batches.
+setInterval(() => {
+  let moved = false
+  for (const q of queries.values()) if (q.active && q.startTime) { q.durationMs = Date.now() - Date.parse(q.startTime); moved = true }
+  if (moved) render()
+}, 1000)
 window.addEventListener("hashchange", () => { hover = null; render() })
 window.addEventListener("resize", render)
 // The token came in the address; the page's cookie carries it from now on, so the address drops it.
