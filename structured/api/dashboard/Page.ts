@@ -483,7 +483,16 @@ events.addEventListener("progress", e => {
   if (q.startTime) q.durationMs = Date.now() - Date.parse(q.startTime)
   render()
 })
-events.addEventListener("dstream", e => { const c = JSON.parse(e.data); contexts.set(c.id, c); render() })
+// A context's event carries its latest batches only: merged into those already here by batch time.
+events.addEventListener("dstream", e => {
+  const c = JSON.parse(e.data), known = contexts.get(c.id)
+  if (known !== undefined) {
+    const byTime = new Map(known.batches.map(b => [b.batchTime, b]))
+    for (const b of c.batches) byTime.set(b.batchTime, b)
+    c.batches = [...byTime.values()].sort((a, b) => a.batchTime - b.batchTime).slice(-1000)
+  }
+  contexts.set(c.id, c); render()
+})
 for (const kind of ["started", "terminated"]) events.addEventListener(kind, () => refresh())
 // An idle query reports once per trigger: its status is fetched at most once a second.
 let idleTimer = null

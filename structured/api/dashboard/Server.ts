@@ -106,7 +106,11 @@ export const serve = (state: SessionState, options: UiOptions): Effect.Effect<st
     }
     const watcher = (contextId: string) => {
       const view = state.streamingContextViews.find((v) => v.id === contextId)
-      if (view !== undefined) broadcast("dstream", streamingContextSummary(view))
+      if (view === undefined) return
+      // A batch changes the latest few only: the event carries those (the page merges them by
+      // batch time), not the up to 1000 batches kept, three times a batch.
+      const summary = streamingContextSummary(view)
+      broadcast("dstream", { ...summary, batches: summary.batches.slice(-3) })
     }
     const server = http.createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://localhost")

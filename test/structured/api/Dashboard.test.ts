@@ -269,8 +269,8 @@ describe("dashboard", () => {
       const sse = subscribe(url)
       yield* Effect.promise(() => sse.ready)
       const ssc = yield* StreamingContext.make({ batchDuration: "1 second" })
-      ssc.queueStream([[1, 2, 3], [4], [5, 6]]).foreachRDD(() => {})
-      yield* runBatches(ssc, 3)
+      ssc.queueStream([[1, 2, 3], [4], [5, 6], [7], [8]]).foreachRDD(() => {})
+      yield* runBatches(ssc, 5)
       yield* ssc.stop()
       const failing = yield* StreamingContext.make({ batchDuration: "1 second" })
       failing.queueStream([[1], [2]]).foreachRDD((rdd) => {
@@ -286,20 +286,22 @@ describe("dashboard", () => {
       const [bad, good] = contexts
       assert.deepStrictEqual(
         [good.state, good.batchDurationMs, good.completedBatches, good.error],
-        ["STOPPED", 1000, 3, null]
+        ["STOPPED", 1000, 5, null]
       )
       assert.deepStrictEqual(
         good.batches.map((b: any) => [b.numRecords, b.status, b.outputOperations.length]),
         [
           [3, "completed", 1],
           [1, "completed", 1],
-          [2, "completed", 1]
+          [2, "completed", 1],
+          [1, "completed", 1],
+          [1, "completed", 1]
         ]
       )
       // The test clock stands still inside a batch: no delays, and rates of records per batch interval.
       assert.deepStrictEqual(
         [good.avgSchedulingDelay, good.avgProcessingTime, good.avgTotalDelay, good.avgInputRate],
-        [0, 0, 0, 2]
+        [0, 0, 0, 1.6]
       )
       assert.deepStrictEqual(good.receivers, [])
       assert.strictEqual(bad.completedBatches, 1)
@@ -321,7 +323,9 @@ describe("dashboard", () => {
       }
       sse.close()
       const live = sse.events.filter((e) => e.event === "dstream").map((e) => e.data as any)
-      assert.isAbove(live.filter((c) => c.id === ssc.id && c.completedBatches === 3).length, 0)
+      assert.isAbove(live.filter((c) => c.id === ssc.id && c.completedBatches === 5).length, 0)
+      // Each event carries the latest batches only, not every batch kept.
+      assert.isAtMost(Math.max(...live.map((c) => c.batches.length)), 3)
       assert.deepStrictEqual(
         live.filter((c) => c.state === "STOPPED").map((c) => c.id),
         [ssc.id, failing.id]
