@@ -208,6 +208,10 @@ describe("the dashboard in headless Chromium", () => {
       await expect
         .poll(async () => Number(await row.locator("td").nth(6).textContent()), { timeout: 15_000 })
         .toBeGreaterThan(0)
+      // The status column follows the batches (it starts as "Initializing sources").
+      await expect
+        .poll(() => row.locator(".badge").textContent(), { timeout: 10_000 })
+        .toMatch(/^(Processing new data|Waiting for next trigger|Waiting for data to arrive)$/)
       const cells = await row.locator("td").allTextContents()
       expect(cells[2]).toBe(query.id)
       expect(cells[3]).toBe(query.runId)

@@ -172,7 +172,9 @@ function timeline(spec) {
   const xt = timeTicks(t0, t1, W - L - R)
   for (const t of xt.ticks) {
     s.appendChild(svg("line", { x1: X(t), x2: X(t), y1: H - B, y2: H - B + 4, stroke: "#bdc1c6" }))
-    s.appendChild(svg("text", { x: X(t), y: H - 6, "text-anchor": "middle", class: "xtick" }, xt.step < 1000 ? new Date(t).toISOString().slice(11, 21) : clock(t)))
+    // Labels at the ends stay inside the chart instead of being cut at its edge.
+    const anchor = X(t) > W - R - 30 ? "end" : X(t) < L + 30 ? "start" : "middle"
+    s.appendChild(svg("text", { x: X(t), y: H - 6, "text-anchor": anchor, class: "xtick" }, xt.step < 1000 ? new Date(t).toISOString().slice(11, 21) : clock(t)))
   }
   if (y.ticks.length === 1) s.appendChild(svg("text", { x: W - R, y: H - B - 6, "text-anchor": "end", class: "note" }, "every batch 0"))
   for (const se of spec.series) {
@@ -377,7 +379,7 @@ function queryView(root, runId, focus) {
         ["Update / removal time", dur(o.allUpdatesTimeMs) + " / " + dur(o.allRemovalsTimeMs)], ["State store instances", o.numStateStoreInstances], ["Custom metrics", custom || "none"]]))
       const series = [["numRowsTotal", COLORS[5]], ["numRowsUpdated", COLORS[1]], ["numRowsRemoved", COLORS[4]]].map(([field, color]) => ({
         name: field, color, points: ps.map(p => p.stateOperators[i] ? [Date.parse(p.timestamp), num(p.stateOperators[i][field]), p.batchId] : null).filter(p => p !== null && p[1] !== null) }))
-      box.appendChild(timeline({ key: "operator-" + i + "-rows", unit: "rows", series, width: 400, noData: "No data yet." }))
+      box.appendChild(timeline({ key: "operator-" + i + "-rows", unit: "rows", series, width: 560, noData: "No data yet." }))
       const lg = el("div", { class: "legend" })
       for (const se of series) { const sw = el("i"); sw.style.background = se.color; lg.appendChild(el("span", null, sw, se.name)) }
       box.appendChild(lg)
@@ -484,6 +486,11 @@ events.addEventListener("progress", e => {
   render()
 })
 // A context's event carries its latest batches only: merged into those already here by batch time.
+// A query's status message after each batch (Spark's StreamingQueryStatus.message).
+events.addEventListener("status", e => {
+  const st = JSON.parse(e.data), q = queries.get(st.runId)
+  if (q !== undefined && q.active) { q.status = st.message; render() }
+})
 events.addEventListener("dstream", e => {
   const c = JSON.parse(e.data), known = contexts.get(c.id)
   if (known !== undefined) {

@@ -96,7 +96,17 @@ export const serve = (state: SessionState, options: UiOptions): Effect.Effect<st
         times.set(e.runId, { start: Number.isFinite(start) ? start : Date.now(), end: undefined })
         broadcast("started", e)
       },
-      onQueryProgress: (e) => broadcast("progress", e.progress),
+      onQueryProgress: (e) => {
+        broadcast("progress", e.progress)
+        // The table's status column moves with the batches, without refetching the list.
+        const q = [...state.queries.active.values()].find((a) => a.runId === e.progress.runId)
+        if (q !== undefined) {
+          Effect.runPromise(q.status()).then(
+            (status) => broadcast("status", { runId: q.runId, message: status.message }),
+            () => {}
+          )
+        }
+      },
       onQueryIdle: (e) => broadcast("idle", e),
       onQueryTerminated: (e) => {
         const t = times.get(e.runId)

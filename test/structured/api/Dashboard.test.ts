@@ -212,10 +212,17 @@ describe("dashboard", () => {
         }
         sse.close()
         assert.deepStrictEqual(
-          sse.events.map((e) => e.event).filter((e) => e !== "idle"),
+          sse.events.map((e) => e.event).filter((e) => e !== "idle" && e !== "status"),
           ["started", "progress", "progress", "terminated"]
         )
-        assert.strictEqual((sse.events[1].data as any).runId, q.runId)
+        assert.strictEqual((sse.events.find((e) => e.event === "progress")!.data as any).runId, q.runId)
+        // After each batch, the query's status message (the table's status column) without a refetch.
+        const statuses = sse.events.filter((e) => e.event === "status").map((e) => e.data as any)
+        assert.isAtLeast(statuses.length, 1)
+        for (const st of statuses) {
+          assert.strictEqual(st.runId, q.runId)
+          assert.include(["Processing new data", "Waiting for data to arrive", "Waiting for next trigger"], st.message)
+        }
         const after = JSON.parse((yield* get(`${url}api/queries`)).body)
         assert.deepStrictEqual([after[0].active, after[0].status, after[0].exception], [false, "Stopped", null])
         assert.match(after[0].endTime, /^\d{4}-\d\d-\d\dT/)
