@@ -10,7 +10,7 @@
  *
  * Routes: `/` (the page, self-contained: no external scripts), `/api/queries` (every query with
  * its recent progress, JSON), `/api/streaming-contexts` (every StreamingContext with its recent
- * batches and receivers), `/api/events` (server-sent events: `started`, `progress`, `idle`,
+ * batches and receivers), `/api/events` (server-sent events: `started`, `progress`, `status`, `idle`,
  * `terminated`, `dstream`). It listens on 127.0.0.1 unless `host` says otherwise; beyond
  * localhost every request needs the token (`UiOptions.token`, generated when not given). Built
  * on `node:http`, which Node and Deno both provide.
