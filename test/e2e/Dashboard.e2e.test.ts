@@ -48,6 +48,7 @@ const chart = (page: Page, metric: string) =>
       yTicks: Array.from(c.querySelectorAll("text.ytick")).map((t) => t.textContent ?? ""),
       note: c.querySelector("text.note")?.textContent ?? null,
       xTicks: Array.from(c.querySelectorAll("text.xtick")).map((t) => t.textContent ?? ""),
+      areas: c.querySelectorAll("polygon").length,
       noData: c.querySelector(".nodata")?.textContent ?? null,
       histogramBars: document.querySelectorAll(`.chart[data-metric="${metric}-histogram"] rect.bar`).length
     }
@@ -244,8 +245,11 @@ describe("the dashboard in headless Chromium", () => {
         expect(c!.xTicks.length, metric).toBeGreaterThanOrEqual(1)
         if (metric !== "operation-duration") expect(c!.histogramBars, metric).toBeGreaterThan(0)
       }
-      // Operation Duration draws one line per phase the progress reports.
-      expect((await chart(page, "operation-duration"))!.polylines.length).toBeGreaterThanOrEqual(4)
+      // Operation Duration stacks one area per phase the progress reports, as Spark's does.
+      const operations = (await chart(page, "operation-duration"))!
+      expect(operations.polylines.length).toBeGreaterThanOrEqual(4)
+      expect(operations.areas).toBe(operations.polylines.length)
+      expect((await chart(page, "batch-duration"))!.areas).toBe(0)
       expect((await chart(page, "state-rows-dropped"))!.note).toBe("every batch 0")
       expect((await chart(page, "input-rate"))!.note).toBeNull()
       // The gap, not the absolute watermark: a minute or so, on an axis in seconds.
@@ -273,7 +277,7 @@ describe("the dashboard in headless Chromium", () => {
       expect((await tipOf(page, "input-rate"))?.visible).toBe(true)
       const opTip = page.locator('.chart[data-metric="operation-duration"] .tip')
       await hoverChart(page, "operation-duration", 0.95, 0.1)
-      await expect.poll(() => opTip.textContent()).toMatch(/addBatch: [\d.]+ ms/)
+      await expect.poll(() => opTip.textContent()).toMatch(/addBatch: [\d.]+ ms.*total: [\d.]+ ms$/)
 
       // Each stateful operator's own metrics, and the recent batches.
       const operator = page.locator('.op[data-operator="0"]')

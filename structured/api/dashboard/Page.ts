@@ -47,7 +47,7 @@ table.list td.err{color:#a50e0e;max-width:420px;white-space:pre-wrap;word-break:
 .legend{font-size:11px;color:#5f6368;display:flex;flex-wrap:wrap;gap:4px 12px;padding-top:4px}
 .legend i{display:inline-block;width:10px;height:3px;margin-right:4px;vertical-align:middle}
 .legendbox{font-size:12px;color:#3c4043}.legendbox div{padding:2px 0;font-variant-numeric:tabular-nums}.legendbox i{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px;vertical-align:-1px}
-.ops{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:10px}
+.ops{display:grid;grid-template-columns:repeat(auto-fit,minmax(560px,1fr));gap:10px}
 .op .facts{grid-template-columns:repeat(3,minmax(0,1fr));border:0;padding:0 0 8px}
 .op{background:#fff;border:1px solid #dde1e6;padding:8px 10px}.op h4{margin:0 0 6px;font-size:13px}
 `
@@ -160,7 +160,14 @@ function timeline(spec) {
   const ts = all.map(p => p[0]), vs = all.map(p => p[1])
   let t0 = Math.min(...ts), t1 = Math.max(...ts)
   if (t1 === t0) { t0 -= 1000; t1 += 1000 }
-  const y = yTicks(Math.max(...vs))
+  // Stacked (Spark's Operation Duration): each series sits on the ones before it; top[i] maps a
+  // batch time to the top of series i.
+  const top = spec.series.map(() => new Map())
+  if (spec.stacked) {
+    const base = new Map()
+    spec.series.forEach((se, i) => { for (const p of se.points) { const v = (base.get(p[0]) || 0) + p[1]; base.set(p[0], v); top[i].set(p[0], v) } })
+  }
+  const y = yTicks(spec.stacked ? Math.max(...top.flatMap(m => [...m.values()])) : Math.max(...vs))
   const X = t => L + (t - t0) / (t1 - t0) * (W - L - R)
   const Y = v => H - B - (v / y.top) * (H - T - B)
   const s = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img" })
@@ -177,12 +184,17 @@ function timeline(spec) {
     s.appendChild(svg("text", { x: X(t), y: H - 6, "text-anchor": anchor, class: "xtick" }, xt.step < 1000 ? new Date(t).toISOString().slice(11, 21) : clock(t)))
   }
   if (y.ticks.length === 1) s.appendChild(svg("text", { x: W - R, y: H - B - 6, "text-anchor": "end", class: "note" }, "every batch 0"))
-  for (const se of spec.series) {
-    if (se.points.length === 0) continue
-    s.appendChild(svg("polyline", { fill: "none", stroke: se.color, "stroke-width": 1.6, "stroke-linejoin": "round",
-      points: se.points.map(p => X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join(" ") }))
-    if (se.points.length <= 60) for (const p of se.points) s.appendChild(svg("circle", { cx: X(p[0]).toFixed(1), cy: Y(p[1]).toFixed(1), r: 2, fill: se.color }))
-  }
+  const at = (i, p) => spec.stacked ? top[i].get(p[0]) : p[1]
+  spec.series.forEach((se, i) => {
+    if (se.points.length === 0) return
+    const line = se.points.map(p => X(p[0]).toFixed(1) + "," + Y(at(i, p)).toFixed(1))
+    if (spec.stacked) {
+      const below = se.points.map(p => X(p[0]).toFixed(1) + "," + Y(at(i, p) - p[1]).toFixed(1)).reverse()
+      s.appendChild(svg("polygon", { fill: se.color, opacity: 0.35, stroke: "none", points: line.concat(below).join(" ") }))
+    }
+    s.appendChild(svg("polyline", { fill: "none", stroke: se.color, "stroke-width": 1.6, "stroke-linejoin": "round", points: line.join(" ") }))
+    if (se.points.length <= 60 && !spec.stacked) for (const p of se.points) s.appendChild(svg("circle", { cx: X(p[0]).toFixed(1), cy: Y(p[1]).toFixed(1), r: 2, fill: se.color }))
+  })
   const cursor = svg("line", { y1: T, y2: H - B, stroke: "#5f6368", "stroke-dasharray": "3 3", visibility: "hidden" })
   s.appendChild(cursor)
   const dots = spec.series.map(se => { const d = svg("circle", { r: 4, fill: se.color, stroke: "#fff", "stroke-width": 1.5, visibility: "hidden" }); s.appendChild(d); return d })
@@ -202,15 +214,16 @@ function timeline(spec) {
     spec.series.forEach((se, i) => {
       const p = se.points.find(q => q[0] === t)
       if (p === undefined) { dots[i].setAttribute("visibility", "hidden"); return }
-      dots[i].setAttribute("cx", x); dots[i].setAttribute("cy", Y(p[1])); dots[i].setAttribute("visibility", "visible")
+      dots[i].setAttribute("cx", x); dots[i].setAttribute("cy", Y(at(i, p))); dots[i].setAttribute("visibility", "visible")
       const line = el("div", { class: "value" }); const sw = el("i"); sw.style.background = se.color
       line.appendChild(sw); line.appendChild(document.createTextNode((spec.series.length > 1 ? se.name + ": " : "") + f(p[1]) + (spec.unit ? " " + spec.unit : "")))
       tip.appendChild(line)
     })
+    if (spec.stacked) tip.appendChild(el("div", { class: "value", text: "total: " + f(Math.max(0, ...top.map(m => m.get(t) || 0))) + (spec.unit ? " " + spec.unit : "") }))
     tip.style.display = "block"
     // The tooltip stays inside the chart: left of the cursor near the right edge.
-    const scale = (s.getBoundingClientRect().width || W) / W, at = x * scale
-    const left = at + 12 + tip.offsetWidth > box.clientWidth ? Math.max(0, at - 12 - tip.offsetWidth) : at + 12
+    const scale = (s.getBoundingClientRect().width || W) / W, cx = x * scale
+    const left = cx + 12 + tip.offsetWidth > box.clientWidth ? Math.max(0, cx - 12 - tip.offsetWidth) : cx + 12
     tip.style.left = left + "px"; tip.style.top = "4px"
   }
   overlay.addEventListener("mousemove", e => {
@@ -357,7 +370,7 @@ function queryView(root, runId, focus) {
   metricRow(metrics, "Input Rows", one("input-rows", COLORS[5], pts(p => num(p.numInputRows)), { unit: "rows", noData: noBatch }), width)
   metricRow(metrics, "Batch Duration", one("batch-duration", COLORS[7], pts(p => num(p.batchDuration)), { unit: "ms", noData: noBatch }), width)
   const ops = OPERATIONS.filter(o => ps.some(p => num(p.durationMs[o]) !== null))
-  metricRow(metrics, "Operation Duration", { key: "operation-duration", unit: "ms", noData: noBatch,
+  metricRow(metrics, "Operation Duration", { key: "operation-duration", unit: "ms", noData: noBatch, stacked: true,
     series: ops.map((o, i) => ({ name: o, color: COLORS[i % COLORS.length], points: pts(p => num(p.durationMs[o])) })) }, width)
   // Batch time minus the watermark, in seconds; a batch before the first watermark (0, 1970) is left out.
   const gap = pts(p => { const w = watermarkMs(p); return w === null || w <= 0 ? null : Math.max(0, (Date.parse(p.timestamp) - w) / 1000) })
@@ -379,7 +392,7 @@ function queryView(root, runId, focus) {
         ["Update / removal time", dur(o.allUpdatesTimeMs) + " / " + dur(o.allRemovalsTimeMs)], ["State store instances", o.numStateStoreInstances], ["Custom metrics", custom || "none"]]))
       const series = [["numRowsTotal", COLORS[5]], ["numRowsUpdated", COLORS[1]], ["numRowsRemoved", COLORS[4]]].map(([field, color]) => ({
         name: field, color, points: ps.map(p => p.stateOperators[i] ? [Date.parse(p.timestamp), num(p.stateOperators[i][field]), p.batchId] : null).filter(p => p !== null && p[1] !== null) }))
-      box.appendChild(timeline({ key: "operator-" + i + "-rows", unit: "rows", series, width: 560, noData: "No data yet." }))
+      box.appendChild(timeline({ key: "operator-" + i + "-rows", unit: "rows", series, width: 760, noData: "No data yet." }))
       const lg = el("div", { class: "legend" })
       for (const se of series) { const sw = el("i"); sw.style.background = se.color; lg.appendChild(el("span", null, sw, se.name)) }
       box.appendChild(lg)
