@@ -349,6 +349,24 @@ describe("the dashboard in headless Chromium", () => {
       expect(await page.locator("tr.receiver td").nth(2).textContent()).toBe("active")
       expect(await page.locator("tr.batch.completed").count()).toBeGreaterThanOrEqual(3)
       await page.screenshot({ path: join(OUTPUT_DIR, "dashboard-context.png"), fullPage: true })
+
+      // A context whose output operation throws: failed, with the error and the batch it failed in.
+      const broken = await session.run(StreamingContext.make({ batchDuration: 200 }))
+      broken.queueStream([[1], [2]]).foreachRDD((rdd) => {
+        if (rdd.collect()[0] === 2) throw new Error("bad record 2")
+      })
+      await session.run(broken.start())
+      await expect(session.run(broken.awaitTermination())).rejects.toThrow()
+      await page.goto(`${url}#/context/${broken.id}`)
+      const contextError = page.locator("#context-error")
+      await contextError.waitFor({ timeout: 10_000 })
+      expect(await contextError.locator("pre").textContent()).toContain("bad record 2")
+      expect(await contextError.locator("b").textContent()).toMatch(
+        /^Failed in the batch of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/
+      )
+      expect(await page.locator("tr.batch.failed").count()).toBe(1)
+      expect(await page.locator("tr.batch.failed").textContent()).toContain("foreachRDD failed: Error: bad record 2")
+      await session.run(broken.stop())
       expect(problems).toEqual([])
     } finally {
       await session.run(query.stop())
