@@ -41,7 +41,7 @@ table.list td.err{color:#a50e0e;max-width:420px;white-space:pre-wrap;word-break:
 .metrics .label b{display:block;font-size:13px}.metrics .label span{display:block;color:#5f6368;font-size:12px;margin-top:4px;font-variant-numeric:tabular-nums}
 .chart{position:relative}.chart svg{display:block;width:100%;height:auto;max-height:220px}
 .chart svg text{font:10px system-ui,sans-serif;fill:#5f6368}
-.chart .nodata{height:170px;display:flex;align-items:center;justify-content:center;background:#fafbfc;border:1px dashed #dadce0;border-radius:4px;font-size:12px;text-align:center;padding:0 12px}
+.chart .nodata{height:56px;display:flex;align-items:center;justify-content:center;background:#fafbfc;border:1px dashed #dadce0;border-radius:4px;font-size:12px;text-align:center;padding:0 12px}
 .tip{position:absolute;pointer-events:none;background:#202124;color:#fff;font-size:12px;padding:5px 8px;border-radius:4px;white-space:nowrap;z-index:5;font-variant-numeric:tabular-nums}
 .tip div{line-height:1.4}.tip i{display:inline-block;width:8px;height:8px;margin-right:5px;border-radius:2px}
 .legend{font-size:11px;color:#5f6368;display:flex;flex-wrap:wrap;gap:4px 12px;padding-top:4px}
@@ -240,7 +240,7 @@ function timeline(spec) {
 function histogram(spec) {
   const box = el("div", { class: "chart histogram", "data-metric": spec.key + "-histogram" })
   const vs = spec.series.length === 1 ? spec.series[0].points.map(p => p[1]) : []
-  if (vs.length === 0) { if (spec.series.length > 1) return legendBox(spec); box.appendChild(el("div", { class: "nodata", text: "–" })); return box }
+  if (vs.length === 0) return spec.series.length > 1 ? legendBox(spec) : box
   const W = 260, H = 170, L = 8, R = 30, T = 10, B = 22, f = spec.format || fmt
   const y = yTicks(Math.max(...vs))
   const bins = y.ticks.length === 1 ? 1 : 10, counts = new Array(bins).fill(0)
