@@ -72,6 +72,7 @@ import type { Receiver } from "./Receiver.ts"
 import { ReceiverInputDStream } from "./ReceiverInputDStream.ts"
 import { SocketReceiver } from "./SocketReceiver.ts"
 import type { BatchInfo, OutputOperationInfo, StreamInputInfo, StreamingListener } from "./StreamingListener.ts"
+import { registerView } from "./StreamingContextView.ts"
 import { TransformedDStream } from "./TransformedDStream.ts"
 import { UnionDStream } from "./UnionDStream.ts"
 
@@ -152,6 +153,8 @@ export class StreamingContext {
   #stopRequested = false
   #startedAt = 0
   #inBatch = false
+  #failure: { readonly message: string; readonly batchTime: number | undefined } | undefined = undefined
+  #notifyView: () => void = () => {}
   #loop: Fiber.Fiber<void, unknown> | undefined = undefined
   #receivers: Array<Fiber.Fiber<void, unknown>> = []
   readonly #terminated = Deferred.makeUnsafe<void, StreamingContextError>()
@@ -523,6 +526,18 @@ export class StreamingContext {
       this.#startedAt = now
       this.#state = "ACTIVE"
       this.session.state.streamingContexts.add(this)
+      this.#notifyView = registerView(
+        {
+          id: this.id,
+          batchDuration: this.batchDuration,
+          session: this.session,
+          addStreamingListener: (l) => this.addStreamingListener(l),
+          currentState: () => this.#state,
+          failure: () => this.#failure
+        },
+        now
+      )
+      this.#notifyView()
       this.#loop = yield* Effect.forkIn(this.#runLoop(), scope)
       this.#post((l) => l.onStreamingStarted?.({ time: now }))
     })
@@ -621,6 +636,8 @@ export class StreamingContext {
             batchId: time,
             cause
           })
+          this.#failure ??= { message: error.message, batchTime: time }
+          this.#notifyView()
           yield* Deferred.fail(this.#terminated, error)
           return false
         })
@@ -824,6 +841,7 @@ export class StreamingContext {
       }
       this.#state = "STOPPED"
       this.session.state.streamingContexts.delete(this)
+      this.#notifyView()
       yield* Deferred.succeed(this.#terminated, undefined)
     })
   }

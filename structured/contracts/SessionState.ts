@@ -84,6 +84,13 @@ export interface SessionState {
   stateStoreProvider: StateStoreProvider | undefined
   /** Active DStream `StreamingContext`s: releasing the session stops them. */
   readonly streamingContexts: Set<{ readonly stop: () => Effect.Effect<void> }>
+  /**
+   * Every DStream `StreamingContext` started in this session, as the dashboard shows it, in
+   * start order (`dstream/` registers them; `structured/` never imports `dstream/`).
+   */
+  readonly streamingContextViews: Array<StreamingContextView>
+  /** Called with a context's id when its view changed (a batch, a receiver, a stop): the dashboard's live events. */
+  readonly streamingContextWatchers: Array<(contextId: string) => void>
   /** The dashboard's address when `Session.layer({ ui })` started one. */
   uiWebUrl: string | undefined
   /** Set for `Session.layer({ remote })`: actions and streaming queries run on Spark through it. */
@@ -94,6 +101,50 @@ export interface SessionState {
    * Spark's `ManualClock.advance` does (one trigger at the new time, not one per interval passed).
    */
   clockJumpTargetMs: number | undefined
+}
+
+/** One batch of a DStream context as the dashboard shows it (Spark's `BatchInfo`, flattened). */
+export interface StreamingContextBatchView {
+  readonly batchTime: number
+  readonly numRecords: number
+  readonly submissionTime: number
+  readonly processingStartTime: number | undefined
+  readonly processingEndTime: number | undefined
+  readonly schedulingDelay: number | undefined
+  readonly processingDelay: number | undefined
+  readonly totalDelay: number | undefined
+  /** `queued` (submitted), `processing`, `completed`, or `failed` (an output operation failed). */
+  readonly status: "queued" | "processing" | "completed" | "failed"
+  readonly outputOperations: ReadonlyArray<{
+    readonly id: number
+    readonly name: string
+    readonly duration: number | undefined
+    readonly failureReason: string | undefined
+  }>
+}
+
+/** One receiver of a DStream context (Spark's `ReceiverInfo`). */
+export interface StreamingContextReceiverView {
+  readonly streamId: number
+  readonly name: string
+  readonly active: boolean
+  readonly location: string
+  readonly lastErrorMessage: string
+  readonly lastErrorTime: number
+}
+
+/** What the dashboard reads of a DStream `StreamingContext` (Spark UI's Streaming tab). */
+export interface StreamingContextView {
+  readonly id: string
+  readonly batchDurationMs: number
+  /** Clock milliseconds when it started. */
+  readonly startTime: number
+  readonly state: () => "INITIALIZED" | "ACTIVE" | "STOPPED"
+  /** The recent batches, oldest first (at most `spark.streaming.ui.retainedBatches`). */
+  readonly batches: () => ReadonlyArray<StreamingContextBatchView>
+  readonly receivers: () => ReadonlyArray<StreamingContextReceiverView>
+  /** The error that ended it, with the batch time it failed at. */
+  readonly error: () => { readonly message: string; readonly batchTime: number | undefined } | undefined
 }
 
 export const TABLE_FORMAT = "__tributary_table"
@@ -141,6 +192,8 @@ export const make = (conf: Readonly<Record<string, string>> = {}): SessionState 
     stateStoreProvider: undefined,
     clockJumpTargetMs: undefined,
     streamingContexts: new Set(),
+    streamingContextViews: [],
+    streamingContextWatchers: [],
     uiWebUrl: undefined,
     remote: undefined
   }

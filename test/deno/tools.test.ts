@@ -29,7 +29,12 @@ Deno.test("statestore and state-metadata read a windowed aggregation's DuckDB st
         .option("checkpointLocation", dir)
         .start()
     )
-    await spark.run(input.addData([{ word: "a", ts: new Date(1000) }, { word: "a", ts: new Date(2000) }]))
+    await spark.run(
+      input.addData([
+        { word: "a", ts: new Date(1000) },
+        { word: "a", ts: new Date(2000) }
+      ])
+    )
     await spark.run(query.processAllAvailable())
     const state = await spark.run(spark.read.format("statestore").load(dir))
     const rows = await spark.run(state.select(F.col("key.word").as("word"), F.col("value.count").as("n")).collect())
@@ -56,6 +61,32 @@ Deno.test("the dashboard serves its page and the queries over node:http", async 
     const page = await (await fetch(url)).text()
     assert.match(page, /Structured Streaming/)
     assert.deepEqual(await (await fetch(`${url}api/queries`)).json(), [])
+    assert.deepEqual(await (await fetch(`${url}api/streaming-contexts`)).json(), [])
+  } finally {
+    await spark.close()
+  }
+})
+
+Deno.test("the dashboard beyond localhost refuses requests without its token, the event stream included", async () => {
+  const spark = await Session.open({ ui: { port: 0, host: "0.0.0.0" } })
+  try {
+    const url = new URL((await spark.run(spark.uiWebUrl()))!)
+    const token = url.searchParams.get("token")!
+    assert.match(token, /^[0-9a-f]{64}$/)
+    const base = `http://127.0.0.1:${url.port}/`
+    for (const path of ["", "api/queries", "api/streaming-contexts", "api/events"]) {
+      const refused = await fetch(`${base}${path}`)
+      assert.equal(refused.status, 401, path)
+      assert.ok(!(await refused.text()).includes(token))
+    }
+    const ok = await fetch(`${base}api/queries`, { headers: { authorization: `Bearer ${token}` } })
+    assert.equal(ok.status, 200)
+    assert.deepEqual(await ok.json(), [])
+    const events = await fetch(`${base}api/events?token=${token}`)
+    assert.equal(events.status, 200)
+    const reader = events.body!.getReader()
+    assert.equal(new TextDecoder().decode((await reader.read()).value), ": connected\n\n")
+    await reader.cancel()
   } finally {
     await spark.close()
   }
@@ -74,7 +105,14 @@ Deno.test("the socket source reads lines over node:net", async () => {
   const spark = await Session.open()
   try {
     const query = await spark.run(
-      spark.readStream.format("socket").option("host", "127.0.0.1").option("port", port).load().writeStream.format("memory").queryName("lines").start()
+      spark.readStream
+        .format("socket")
+        .option("host", "127.0.0.1")
+        .option("port", port)
+        .load()
+        .writeStream.format("memory")
+        .queryName("lines")
+        .start()
     )
     let rows: ReadonlyArray<unknown> = []
     for (let i = 0; i < 300 && rows.length < 2; i++) {
