@@ -912,7 +912,11 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
               )
             )
             if (cache.version === version) {
-              for (const [k, val] of batch.changes) cache.set(k, val)
+              // Complete, the cache is the committed version: each change's old value is known.
+              if (cache.complete) {
+                const { changes, befores } = batch
+                for (let j = 0; j < changes.length; j++) cache.replace(changes[j][0], befores[j], changes[j][1])
+              } else for (const [k, val] of batch.changes) cache.set(k, val)
               cache.version = batch.version
             }
             yield* ensurePump(h)

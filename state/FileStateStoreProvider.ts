@@ -535,7 +535,12 @@ export const make = (options: FileProviderOptions = {}): Effect.Effect<StateStor
         h.deltas.add(batch.version)
         h.latest = batch.version
         const before = loaded === h.current ? h.snapshotting : undefined
-        if (before !== undefined) for (const [k] of batch.changes) if (!before.has(k)) before.set(k, loaded.map.get(k))
+        if (before !== undefined) {
+          for (let j = 0; j < batch.changes.length; j++) {
+            const k = batch.changes[j][0]
+            if (!before.has(k)) before.set(k, batch.befores[j])
+          }
+        }
         for (const [k, v] of batch.changes) {
           if (v === null) loaded.map.delete(k)
           else loaded.map.set(k, v)

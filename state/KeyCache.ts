@@ -89,6 +89,22 @@ export class KeyCache {
     if (this.bytes > this.maxBytes) this.evict()
   }
 
+  /**
+   * `set` for a complete cache whose entry for `key` is known to be `old` (`undefined`: absent),
+   * as a commit knows each changed key's committed value: one map operation instead of two.
+   */
+  replace(key: string, old: string | undefined, value: string | null): void {
+    if (!this.complete) return this.set(key, value)
+    if (old !== undefined) this.bytes -= entryBytes(key, old)
+    if (value === null) {
+      if (old !== undefined) this.entries.delete(key)
+      return
+    }
+    this.entries.set(key, value)
+    this.bytes += entryBytes(key, value)
+    if (this.bytes > this.maxBytes) this.evict()
+  }
+
   private evict(): void {
     this.complete = false
     for (const [k, v] of this.entries) {

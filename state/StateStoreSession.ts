@@ -25,6 +25,8 @@ export interface CommitBatch {
   readonly version: number
   /** Changes that differ from the committed version: value encodings, or `null` for a removal. */
   readonly changes: ReadonlyArray<readonly [string, string | null]>
+  /** Each change's committed value before the batch (`undefined`: absent), aligned with `changes`. */
+  readonly befores: ReadonlyArray<string | undefined>
   /** Every changed key with its final value (including puts of an unchanged value). */
   readonly allChanges: ReadonlyMap<string, string | null>
   /** Live keys and their character count after the batch. */
@@ -157,6 +159,7 @@ export const makeSession = (view: CommittedView): StateStore => {
         let updated = 0
         let removed = 0
         const persist: Array<readonly [string, string | null]> = []
+        const persistBefores: Array<string | undefined> = []
         for (let j = 0; j < n; j++) {
           const k = keys[j]
           const v = values[j]
@@ -173,6 +176,7 @@ export const makeSession = (view: CommittedView): StateStore => {
           // A removal of an absent key and a put of the same value change nothing on disk.
           if (v === null ? before === undefined : before === v) continue
           persist.push([k, v])
+          persistBefores.push(before)
           if (before !== undefined) {
             numRows--
             numChars -= k.length + before.length
@@ -182,7 +186,14 @@ export const makeSession = (view: CommittedView): StateStore => {
             numChars += k.length + v.length
           }
         }
-        yield* view.persist({ version: view.version + 1, changes: persist, allChanges: changes, numRows, numChars })
+        yield* view.persist({
+          version: view.version + 1,
+          changes: persist,
+          befores: persistBefores,
+          allChanges: changes,
+          numRows,
+          numChars
+        })
         const t1 = yield* Clock.currentTimeNanos
         return {
           numRowsTotal: numRows,

@@ -47,4 +47,25 @@ describe("KeyCache", () => {
     cache.set("k2", "w2")
     expect([...cache.entries.keys()]).toEqual(["k3", "k4", "k2"])
   })
+
+  it("replace, given the committed value, does what set does; an incomplete cache falls back to set", () => {
+    const a = new KeyCache(10_000)
+    const b = new KeyCache(10_000)
+    for (const c of [a, b]) {
+      c.reset(2, true)
+      c.set("x", "1")
+      c.set("y", "2")
+    }
+    a.set("x", "10")
+    b.replace("x", "1", "10")
+    a.set("y", null)
+    b.replace("y", "2", null)
+    a.set("z", "3")
+    b.replace("z", undefined, "3")
+    expect([...b.entries]).toEqual([...a.entries])
+    expect(b.bytes).toBe(a.bytes)
+    b.reset(3, false)
+    b.replace("q", undefined, null)
+    expect(b.peek("q")).toBeNull()
+  })
 })
