@@ -413,6 +413,50 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
       })
   })
 
+/**
+ * The parse of one JSON text into a row of `schema` for `from_json` (Spark's `JsonToStructs`
+ * with `JacksonParser` and `FailureSafeParser`): blank text gives null; an object gives its row;
+ * anything else (a syntax error, an array — `allowArrayAsStructs` is off for `from_json` — a
+ * scalar, `null`) or a field that does not convert makes the record malformed: in PERMISSIVE a
+ * row of nulls with what converted kept and the text in the corrupt-record field when `schema`
+ * has it; in FAILFAST a user `ConnectorError` naming the record. Invalid UTF-8 cannot occur: the
+ * text is a string already (Spark decodes a `UTF8String` with a replacing reader here).
+ */
+export const jsonStructParser = (schema: T.StructType, o: JsonOptions): ((text: string) => unknown) => {
+  const corruptAt = schema.fields.findIndex((f) => f.name === o.corruptColumn && f.dataType._tag === "string")
+  const parseFields = schema.fields.filter((_, i) => i !== corruptAt)
+  const positions = schema.fields.map((_, i) => i).filter((i) => i !== corruptAt)
+  const root = structConverter(T.struct(parseFields), o)
+  const width = schema.fields.length
+  const reader = new JsonReader(o.features)
+  const ctx: Ctx = { bad: false }
+  return (text) => {
+    const parsed = reader.parse(text, 0, text.length)
+    if (parsed === undefined) return null
+    ctx.bad = false
+    const row = parsed instanceof JsonSyntaxError || parsed.k !== "obj" ? FAIL : (root(parsed, text, ctx) as ReadonlyArray<unknown>)
+    if (row !== FAIL && !ctx.bad && corruptAt < 0) return row
+    if (row !== FAIL && !ctx.bad) {
+      const out = new Array<unknown>(width).fill(null)
+      for (let i = 0; i < positions.length; i++) out[positions[i]] = row[i]
+      return out
+    }
+    if (o.mode === "FAILFAST") {
+      throw new ConnectorError({
+        connector: "json",
+        domain: "user",
+        retryable: false,
+        errorClass: "MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION",
+        message: `[MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] Malformed records are detected in record parsing: ${text}. Parse Mode: FAILFAST. To process malformed records as null result, try setting the option 'mode' as 'PERMISSIVE'.`
+      })
+    }
+    const out = new Array<unknown>(width).fill(null)
+    if (row !== FAIL) for (let i = 0; i < positions.length; i++) out[positions[i]] = row[i]
+    if (corruptAt >= 0) out[corruptAt] = text
+    return out
+  }
+}
+
 const hasNonStringMapKey = (t: T.DataType): boolean => {
   switch (t._tag) {
     case "map":
