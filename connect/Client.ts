@@ -115,7 +115,9 @@ const scrubbed = (err: ConnectError, secret: string | undefined): ConnectError =
   if (!err.rawMessage.includes(secret) && !inMetadata && !err.details.some(holds)) return err
   const hide = (text: string): string => text.split(secret).join("***")
   const metadata = new Headers()
-  err.metadata.forEach((v, k) => metadata.set(k, hide(v)))
+  err.metadata.forEach((v, k) => {
+    metadata.set(k, hide(v))
+  })
   const out = new ConnectError(hide(err.rawMessage), err.code, metadata)
   out.details = err.details.filter((d) => !holds(d))
   return out

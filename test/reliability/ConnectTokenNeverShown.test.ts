@@ -1,19 +1,22 @@
 /**
  * The Spark Connect token never appears in errors, logs or progress (issue #20 item 6). A remote
- * session is opened with `sc://…/;token=<secret>` against a port where nothing listens, and
- * against a fake gRPC server whose every answer is an error that echoes the request's
- * `authorization` header back (a server or proxy that quotes the request in its message — the
- * worst case a client can meet). Every error a batch action, a streaming start and the conf calls
- * give, everything Effect's logger receives (messages and causes, printed in depth), and the
- * address the session shows must not contain the secret. An address that does not parse (a bad
- * `%` escape in the token) must fail typed, without the secret.
+ * session is opened with `sc://…/;token=<secret>` against a port where nothing listens: every
+ * error a batch action, a streaming start and the conf calls give, and everything Effect's logger
+ * receives (messages and causes, printed in depth) must not contain the secret. The client is
+ * also run over an in-memory transport to a fake Spark Connect service whose every answer is an
+ * error that echoes the request's `authorization` header back (a server or proxy that quotes the
+ * request in its message — the worst case a client can meet): the errors of every call must hide
+ * it. An address that does not parse (a bad `%` escape in the token) must fail typed, without
+ * the secret.
  */
-import * as http2 from "node:http2"
-import type { AddressInfo } from "node:net"
+import * as net from "node:net"
 import { inspect } from "node:util"
+import { create } from "@bufbuild/protobuf"
+import { Code, ConnectError, createRouterTransport, type HandlerContext } from "@connectrpc/connect"
 import { describe, expect, it } from "vitest"
-import { Effect, Logger, Schema } from "effect"
+import { Effect, Layer, Logger, Schema } from "effect"
 import * as Client from "../../connect/Client.ts"
+import { PlanSchema, SparkConnectService } from "../../connect/gen/spark/connect/base_pb.ts"
 import { Session } from "../../mod.ts"
 
 const SECRET = "s3cr3t-T0KEN-4f1c"
@@ -27,35 +30,32 @@ const capture = (lines: Array<string>) =>
     })
   ])
 
-/** A gRPC server answering every call with `status` and a message quoting the authorization header. */
-const fakeServer = (status: number) =>
-  new Promise<{ readonly port: number; readonly close: () => Promise<void>; readonly seen: Array<string> }>((resolve) => {
-    const seen: Array<string> = []
-    const server = http2.createServer()
-    server.on("stream", (stream, headers) => {
-      const auth = String(headers.authorization ?? "")
-      seen.push(auth)
-      stream.respond(
-        {
-          ":status": 200,
-          "content-type": "application/grpc+proto",
-          "grpc-status": String(status),
-          "grpc-message": encodeURIComponent(`request refused; it carried authorization: ${auth}`)
-        },
-        { endStream: true }
-      )
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as AddressInfo).port
-      resolve({
-        port,
-        seen,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done())
+/**
+ * A transport to a fake Spark Connect service answering every call with `code` and a message
+ * quoting the request's authorization header (in memory, through the client's interceptors).
+ */
+const echoingTransport = (code: Code, seen: Array<string>) =>
+  Layer.succeed(Client.SparkConnectTransport, {
+    make: (_address, interceptors) =>
+      createRouterTransport(
+        (router) => {
+          const refuse = (ctx: HandlerContext): never => {
+            const auth = ctx.requestHeader.get("authorization") ?? ""
+            seen.push(auth)
+            throw new ConnectError(`request refused; it carried authorization: ${auth}`, code, { "x-echo": auth })
+          }
+          router.service(SparkConnectService, {
+            // biome-ignore lint/correctness/useYield: the stream fails before its first response
+            executePlan: async function* (_req, ctx) {
+              refuse(ctx)
+            },
+            analyzePlan: (_req, ctx) => refuse(ctx),
+            config: (_req, ctx) => refuse(ctx),
+            releaseSession: (_req, ctx) => refuse(ctx)
           })
-      })
-    })
+        },
+        { transport: { interceptors: [...interceptors] } }
+      )
   })
 
 /** Runs the actions a user would on a remote session; answers every error and log line as text. */
@@ -96,30 +96,47 @@ const expectNoSecret = (texts: ReadonlyArray<string>) => {
 
 describe("the Spark Connect token is never shown", () => {
   it("a server that is not there: errors and logs hold no token", { timeout: 60_000 }, async () => {
-    const closed = await fakeServer(0)
-    await closed.close()
-    const { texts, errors } = await exercise(`sc://127.0.0.1:${closed.port}/;token=${SECRET};user_id=ann`)
+    // a port that was free a moment ago
+    const port = await new Promise<number>((resolve) => {
+      const server = net.createServer()
+      server.listen(0, "127.0.0.1", () => {
+        const p = (server.address() as net.AddressInfo).port
+        server.close(() => resolve(p))
+      })
+    })
+    const { texts, errors } = await exercise(`sc://127.0.0.1:${port}/;token=${SECRET};user_id=ann`)
     expect(errors).toBeGreaterThanOrEqual(3)
     expectNoSecret(texts)
   })
 
-  for (const [name, status] of [
-    ["INTERNAL", 13],
-    ["UNAUTHENTICATED", 16],
-    ["UNAVAILABLE", 14]
-  ] as const) {
-    it(`a server answering ${name} with the authorization header in its message: no token anywhere`, { timeout: 60_000 }, async () => {
-      const server = await fakeServer(status)
-      try {
-        const { texts, errors } = await exercise(`sc://127.0.0.1:${server.port}/;token=${SECRET}`)
-        // the token did reach the server, as a bearer token, and the server did quote it
-        expect(server.seen).toContain(`Bearer ${SECRET}`)
-        expect(errors).toBeGreaterThanOrEqual(3)
-        expect(texts.some((t) => t.includes("request refused; it carried authorization: Bearer ***"))).toBe(true)
-        expectNoSecret(texts)
-      } finally {
-        await server.close()
-      }
+  for (const code of [Code.Internal, Code.Unauthenticated, Code.Unavailable, Code.InvalidArgument]) {
+    it(`a server answering ${Code[code]} with the authorization header in its message: no token in any error`, async () => {
+      const seen: Array<string> = []
+      const address = Client.parseAddress(`sc://spark.example:15002/;token=${SECRET};user_id=ann`)
+      if (address._tag !== "Success") throw new Error("the address should parse")
+      const texts = await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const client = yield* Client.make(address.success)
+            const out: Array<string> = []
+            const calls = [
+              client.execute(create(PlanSchema, {})),
+              client.executeEach(create(PlanSchema, {}), async () => undefined),
+              client.analyze({ case: "sparkVersion", value: {} }),
+              client.config({ case: "getAll", value: {} })
+            ] as ReadonlyArray<Effect.Effect<unknown, unknown>>
+            for (const call of calls) {
+              const e = (yield* Effect.flip(call)) as Error
+              out.push(String(e), e.message, inspect(e, { depth: 20 }), JSON.stringify(e) ?? "")
+            }
+            return out
+          })
+        ).pipe(Effect.provide(echoingTransport(code, seen)))
+      )
+      // the token did reach the server, as a bearer token, and the server did quote it
+      expect(seen).toContain(`Bearer ${SECRET}`)
+      expect(texts.some((t) => t.includes("request refused; it carried authorization: Bearer ***"))).toBe(true)
+      expectNoSecret(texts)
     })
   }
 
