@@ -11,7 +11,13 @@ const MiB = 1024 * 1024
 /** A sample a second for `seconds`, each measure given by a function of the second. */
 const series = (
   seconds: number,
-  f: { rss?: (i: number) => number; heap?: (i: number) => number; state?: (i: number) => number; ms?: (i: number) => number }
+  f: {
+    rss?: (i: number) => number
+    heap?: (i: number) => number
+    state?: (i: number) => number
+    ms?: (i: number) => number
+    cpu?: (i: number) => number
+  }
 ): Array<Sample> =>
   Array.from({ length: seconds }, (_, i) => ({
     t: i * 1000,
@@ -20,7 +26,9 @@ const series = (
     inputRows: 1000,
     stateRows: f.state?.(i) ?? 3000,
     rssBytes: f.rss?.(i) ?? 300 * MiB,
-    heapBytes: f.heap?.(i) ?? 90 * MiB
+    heapBytes: f.heap?.(i) ?? 90 * MiB,
+    cpuMs: f.cpu?.(i) ?? 50,
+    load: 2
   }))
 
 describe("the soak's verdict", () => {
@@ -33,7 +41,8 @@ describe("the soak's verdict", () => {
       rss: (i) => (i < 60 ? (100 + i * 3) * MiB : (300 + (i % 7)) * MiB),
       heap: (i) => (60 + (i % 30)) * MiB,
       state: (i) => 3000 + (i % 2) * 1000,
-      ms: (i) => 100 + ((i * 37) % 90)
+      ms: (i) => 100 + ((i * 37) % 90),
+      cpu: (i) => 40 + (i % 20)
     })
     expect(verdict(noisy, 60_000).flat).toBe(true)
   })
@@ -46,6 +55,7 @@ describe("the soak's verdict", () => {
     expect(verdict(series(600, { heap: (i) => (90 + i * 0.3) * MiB }), 60_000).flat).toBe(false)
     expect(verdict(series(600, { state: (i) => 3000 + i * 10 }), 60_000).flat).toBe(false)
     expect(verdict(series(600, { ms: (i) => 100 + i }), 60_000).flat).toBe(false)
+    expect(verdict(series(600, { cpu: (i) => 50 + i }), 60_000).flat).toBe(false)
     expect(formatVerdict(rss)).toContain("rss: first third")
     expect(formatVerdict(rss)).toContain("verdict: NOT FLAT")
   })
@@ -56,7 +66,8 @@ describe("the soak's verdict", () => {
 
   it("prints a minute's row: batches, rows, medians, the state at its end, the p95", () => {
     const row = minuteRow(series(120, { ms: (i) => i }), 2)
-    expect(row).toBe("| 2 | 60 | 60000 | 300.0 | 90.0 | 3000 | 89.5 | 117 |")
+    // 50 ms of CPU for 1,000 rows a batch: 500 ms per 10,000 rows
+    expect(row).toBe("| 2 | 60 | 60000 | 300.0 | 90.0 | 3000 | 89.5 | 117 | 500.0 | 2.0 |")
   })
 })
 
@@ -68,6 +79,7 @@ describe("the soak query", () => {
     for (const s of samples) {
       expect(s.rssBytes).toBeGreaterThan(0)
       expect(s.heapBytes).toBeGreaterThan(0)
+      expect(s.cpuMs).toBeGreaterThanOrEqual(0)
       // 10 s of watermark delay over 5 s windows: at most four windows of 50 keys are open
       expect(s.stateRows).toBeLessThanOrEqual(4 * 50)
     }

@@ -26,6 +26,10 @@ export interface Sample {
   readonly stateRows: number
   readonly rssBytes: number
   readonly heapBytes: number
+  /** CPU time (user and system) the process used since the previous sample, in ms. */
+  readonly cpuMs: number
+  /** The machine's 1-minute load average (the soak shares the machine; wall time depends on it). */
+  readonly load: number
 }
 
 export interface SoakOptions {
@@ -72,8 +76,10 @@ export interface Verdict {
  * The verdict over the samples: the warm-up (the first `warmupMs`) is dropped, the rest is cut in
  * thirds, and each measure's median in the last third is compared with the first third's. A
  * measure is flat when the last median is at most `ratio` times the first plus a small absolute
- * allowance (16 MiB of memory, 50 ms of batch duration, 10% of the state rows), so that the noise
- * of a shared machine and a garbage collector's sawtooth do not read as growth.
+ * allowance (16 MiB of memory, 50 ms of batch duration, 10% of the state rows, 5 ms of CPU per
+ * 10,000 rows), so that the noise of a shared machine and a garbage collector's sawtooth do not
+ * read as growth. Batch duration is wall time, so a busier machine lengthens it; the CPU time per
+ * row is the engine's own cost.
  */
 export const verdict = (samples: ReadonlyArray<Sample>, warmupMs: number): Verdict => {
   const rest = samples.filter((s) => s.t >= warmupMs)
@@ -90,7 +96,9 @@ export const verdict = (samples: ReadonlyArray<Sample>, warmupMs: number): Verdi
     measure("rss", (s) => s.rssBytes, 1.15, () => 16 * MiB),
     measure("heap", (s) => s.heapBytes, 1.2, () => 16 * MiB),
     measure("state rows", (s) => s.stateRows, 1.1, (a) => 0.1 * a + 1),
-    measure("batch ms", (s) => s.batchMs, 1.5, () => 50)
+    measure("batch ms", (s) => s.batchMs, 1.5, () => 50),
+    // CPU per input row: the engine's own cost, which the machine's load does not change much
+    measure("cpu ms per 10k rows", (s) => (s.inputRows > 0 ? (s.cpuMs * 10_000) / s.inputRows : 0), 1.5, () => 5)
   ]
   return { trends, flat: trends.every((t) => t.flat), samples: rest.length }
 }
@@ -100,19 +108,21 @@ const mb = (bytes: number): string => (bytes / (1024 * 1024)).toFixed(1)
 /** The table row of one minute's samples. */
 export const minuteRow = (samples: ReadonlyArray<Sample>, minute: number): string => {
   const inMinute = samples.filter((s) => s.t >= (minute - 1) * 60_000 && s.t < minute * 60_000)
-  if (inMinute.length === 0) return `| ${minute} | 0 | | | | | | |`
+  if (inMinute.length === 0) return `| ${minute} | 0 | | | | | | | | |`
   const rows = inMinute.reduce((n, s) => n + s.inputRows, 0)
+  const cpu = inMinute.reduce((n, s) => n + s.cpuMs, 0)
   const lastSample = inMinute[inMinute.length - 1]
-  return `| ${minute} | ${inMinute.length} | ${rows} | ${mb(median(inMinute.map((s) => s.rssBytes)))} | ${mb(median(inMinute.map((s) => s.heapBytes)))} | ${lastSample.stateRows} | ${median(inMinute.map((s) => s.batchMs))} | ${quantile(inMinute.map((s) => s.batchMs), 0.95)} |`
+  return `| ${minute} | ${inMinute.length} | ${rows} | ${mb(median(inMinute.map((s) => s.rssBytes)))} | ${mb(median(inMinute.map((s) => s.heapBytes)))} | ${lastSample.stateRows} | ${median(inMinute.map((s) => s.batchMs))} | ${quantile(inMinute.map((s) => s.batchMs), 0.95)} | ${rows > 0 ? ((cpu * 10_000) / rows).toFixed(1) : ""} | ${lastSample.load.toFixed(1)} |`
 }
 
 export const TABLE_HEADER =
-  "| minute | batches | input rows | RSS MB (median) | heap MB (median) | state rows (end) | batch ms (median) | batch ms (p95) |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  "| minute | batches | input rows | RSS MB (median) | heap MB (median) | state rows (end) | batch ms (median) | batch ms (p95) | CPU ms / 10k rows | load avg |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 
 export const formatVerdict = (v: Verdict): string =>
   `${v.trends
     .map((t) => {
-      const show = (x: number) => (t.name === "rss" || t.name === "heap" ? `${mb(x)} MB` : t.name === "batch ms" ? `${x} ms` : `${x}`)
+      const show = (x: number) =>
+        t.name === "rss" || t.name === "heap" ? `${mb(x)} MB` : t.name === "state rows" ? `${x}` : `${x.toFixed(1)} ms`
       return `${t.name}: first third ${show(t.first)}, last third ${show(t.last)}: ${t.flat ? "flat" : "GROWING"}`
     })
     .join("\n")}\nverdict: ${v.flat ? "FLAT" : "NOT FLAT"} (${v.samples} samples after the warm-up)`
@@ -126,12 +136,15 @@ export const runSoak = (options: SoakOptions): Promise<ReadonlyArray<Sample>> =>
   const checkpoint = fs.mkdtempSync(path.join(os.tmpdir(), "tributary-soak-"))
   const samples: Array<Sample> = []
   let started = 0
+  let cpu = process.cpuUsage()
   const program = Effect.gen(function* () {
     const spark = yield* Session
     yield* spark.streams.addListener({
       onQueryProgress: (e) => {
         const p: StreamingQueryProgress = e.progress
         const m = process.memoryUsage()
+        const used = process.cpuUsage(cpu)
+        cpu = process.cpuUsage()
         samples.push({
           t: Date.now() - started,
           batchId: p.batchId,
@@ -139,7 +152,9 @@ export const runSoak = (options: SoakOptions): Promise<ReadonlyArray<Sample>> =>
           inputRows: p.numInputRows,
           stateRows: p.stateOperators[0]?.numRowsTotal ?? 0,
           rssBytes: m.rss,
-          heapBytes: m.heapUsed
+          heapBytes: m.heapUsed,
+          cpuMs: (used.user + used.system) / 1000,
+          load: os.loadavg()[0]
         })
       }
     })
@@ -151,6 +166,7 @@ export const runSoak = (options: SoakOptions): Promise<ReadonlyArray<Sample>> =>
       .groupBy(F.window("timestamp", "5 seconds"), F.col("value").mod(options.keys).as("key"))
       .count()
     started = Date.now()
+    cpu = process.cpuUsage()
     const query = yield* counts.writeStream
       .format("noop")
       .outputMode("append")
