@@ -24,6 +24,7 @@
  */
 import { registerConsoleSink } from "./connectors/console/mod.ts"
 import { AvroFunctionsCodec } from "./connectors/files/avro/AvroFunctionsCodec.ts"
+import { JsonFunctionsParser } from "./connectors/files/JsonFunctionsParser.ts"
 import { registerFileFormats } from "./connectors/files/mod.ts"
 import { registerKafka } from "./connectors/kafka/mod.ts"
 import { registerKinesis } from "./connectors/kinesis/mod.ts"
@@ -34,6 +35,7 @@ import { registerRate } from "./connectors/rate/mod.ts"
 import { registerSocket } from "./connectors/socket/mod.ts"
 import { registerSparkConnect } from "./connect/mod.ts"
 import { registerAvroCodec } from "./core/functions/AvroFunctions.ts"
+import { registerJsonParser } from "./core/functions/JsonFunctions.ts"
 
 // One line per connector: each registers its formats under Spark's names.
 registerFileFormats()
@@ -47,6 +49,8 @@ registerKafka()
 registerKinesis()
 // The Avro library behind F.from_avro / F.to_avro (core holds none).
 registerAvroCodec(AvroFunctionsCodec)
+// The JSON parser behind F.from_json (the json format's).
+registerJsonParser(JsonFunctionsParser)
 // The Spark Connect backend of `Session.layer({ remote: "sc://…" })`.
 registerSparkConnect()
 

@@ -69,7 +69,15 @@ export const parseAddress = (address: string): Result.Result<ConnectAddress, Con
     if (part.length === 0) continue
     const eq = part.indexOf("=")
     if (eq <= 0) return Result.fail(invalidAddress(address, `parameter '${part}' is not key=value`))
-    params.set(part.slice(0, eq).toLowerCase(), decodeURIComponent(part.slice(eq + 1)))
+    const key = part.slice(0, eq).toLowerCase()
+    let value: string
+    try {
+      value = decodeURIComponent(part.slice(eq + 1))
+    } catch {
+      // the value is not shown: it may be the token
+      return Result.fail(invalidAddress(address, `the value of '${key}' is not valid percent-encoding`))
+    }
+    params.set(key, value)
   }
   const sessionId = params.get("session_id")
   if (sessionId !== undefined && !UUID.test(sessionId)) {

@@ -99,9 +99,36 @@ const analysisReason = (errorClass: string | undefined): AnalysisError["reason"]
   return "InvalidPlan"
 }
 
-/** The typed error of a failed call: Spark's exception, or the transport's. */
-export const fromRpcError = (cause: unknown, what: string): AnalysisError | ConnectorError => {
-  const err = ConnectError.from(cause)
+/**
+ * The error with every occurrence of `secret` (the session's token) replaced by `***`: a server
+ * or a proxy may quote the request, its `authorization` header included, in its message. The
+ * details are dropped from the cause when their bytes hold the secret.
+ */
+const scrubbed = (err: ConnectError, secret: string | undefined): ConnectError => {
+  if (secret === undefined || secret.length === 0) return err
+  const holds = (d: (typeof err.details)[number]): boolean =>
+    "value" in d && d.value instanceof Uint8Array && new TextDecoder().decode(d.value).includes(secret)
+  let inMetadata = false
+  err.metadata.forEach((v) => {
+    if (v.includes(secret)) inMetadata = true
+  })
+  if (!err.rawMessage.includes(secret) && !inMetadata && !err.details.some(holds)) return err
+  const hide = (text: string): string => text.split(secret).join("***")
+  const metadata = new Headers()
+  err.metadata.forEach((v, k) => {
+    metadata.set(k, hide(v))
+  })
+  const out = new ConnectError(hide(err.rawMessage), err.code, metadata)
+  out.details = err.details.filter((d) => !holds(d))
+  return out
+}
+
+/**
+ * The typed error of a failed call: Spark's exception, or the transport's. `secret` (the
+ * session's token) is hidden from the message and the cause.
+ */
+export const fromRpcError = (cause: unknown, what: string, secret?: string): AnalysisError | ConnectorError => {
+  const err = scrubbed(ConnectError.from(cause), secret)
   const message = err.rawMessage
   if (err.code === Code.Unavailable || err.code === Code.DeadlineExceeded || err.code === Code.Aborted) {
     return new ConnectorError({
@@ -187,8 +214,8 @@ export interface ClientOptions {
   readonly keepAliveInterval?: Duration.Input
 }
 
-const tryCall = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) =>
-  Effect.tryPromise({ try: f, catch: (cause) => fromRpcError(cause, what) })
+const tryCall = <A>(what: string, f: (signal: AbortSignal) => Promise<A>, secret?: string) =>
+  Effect.tryPromise({ try: f, catch: (cause) => fromRpcError(cause, what, secret) })
 
 /**
  * Opens a client for a parsed address. The keep-alive fiber and the remote session are released
@@ -206,28 +233,29 @@ export const make = (
       return next(req)
     }
     const rpc = createClient(SparkConnectService, transports.make(address, [auth]))
+    const call = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) => tryCall(what, f, address.token)
     const sessionId = address.sessionId ?? crypto.randomUUID()
     const userContext = create(UserContextSchema, { userId: address.userId, userName: address.userId })
     const common = { sessionId, userContext, clientType: CLIENT_TYPE }
 
     const execute = (plan: Plan) =>
-      tryCall("ExecutePlan", async (signal) => {
+      call("ExecutePlan", async (signal) => {
         const out: Array<ExecutePlanResponse> = []
         const request = create(ExecutePlanRequestSchema, { ...common, plan, operationId: crypto.randomUUID() })
         for await (const response of rpc.executePlan(request, { signal })) out.push(response)
         return out
       })
     const executeEach = (plan: Plan, onResponse: (response: ExecutePlanResponse) => Promise<void>) =>
-      tryCall("ExecutePlan", async (signal) => {
+      call("ExecutePlan", async (signal) => {
         const request = create(ExecutePlanRequestSchema, { ...common, plan, operationId: crypto.randomUUID() })
         for await (const response of rpc.executePlan(request, { signal })) await onResponse(response)
       })
     const analyze = (which: AnalyzeInit) =>
-      tryCall("AnalyzePlan", (signal) =>
+      call("AnalyzePlan", (signal) =>
         rpc.analyzePlan(create(AnalyzePlanRequestSchema, { ...common, analyze: which }), { signal })
       )
     const config = (opType: ConfigInit) =>
-      tryCall("Config", (signal) => rpc.config(create(ConfigRequestSchema, { ...common, operation: { opType } }), { signal }))
+      call("Config", (signal) => rpc.config(create(ConfigRequestSchema, { ...common, operation: { opType } }), { signal }))
 
     const interval = Duration.fromInputUnsafe(options.keepAliveInterval ?? "5 minutes")
     yield* Effect.forkScoped(
@@ -237,7 +265,7 @@ export const make = (
     )
     yield* Effect.addFinalizer(() =>
       Effect.ignore(
-        tryCall("ReleaseSession", (signal) =>
+        call("ReleaseSession", (signal) =>
           rpc.releaseSession(create(ReleaseSessionRequestSchema, { ...common }), {
             signal,
             timeoutMs: 5_000

@@ -108,8 +108,8 @@ export const prettyName = (e: Expression): string => {
       if (e.name.toLowerCase() === "struct") {
         return `${e.name}(${e.args.map((a) => (a._tag === "Alias" ? `${prettyName(a.child)} AS ${a.name}` : prettyName(a))).join(", ")})`
       }
-      // Spark's AvroDataToCatalyst / CatalystDataToAvro: the schema and options are not children
-      if ((e.name === "from_avro" || e.name === "to_avro") && e.args.length > 0) return `${e.name}(${prettyName(e.args[0])})`
+      // Spark's AvroDataToCatalyst / CatalystDataToAvro / JsonToStructs: the schema and options are not children
+      if ((e.name === "from_avro" || e.name === "to_avro" || e.name === "from_json") && e.args.length > 0) return `${e.name}(${prettyName(e.args[0])})`
       return `${e.name}(${e.args.map(prettyName).join(", ")})`
     case "AggregateFunction": {
       const args = e.args.map(prettyName).join(", ")

@@ -216,6 +216,39 @@ export const from_avro = <const C extends ColumnOrName>(
 }
 
 /**
+ * `from_json(json, schema, options?)`: parses a JSON string column (a Kafka value cast to a
+ * string, say) into a struct of `schema` — a DDL string (`"a INT, b STRING"`) or a `StructType`
+ * — as Spark's `from_json`; every field of the result is nullable. Options: `mode`
+ * `PERMISSIVE` (default: a malformed record reads as a struct of nulls, fields that converted
+ * kept, the record in the `_corrupt_record` field — or `columnNameOfCorruptRecord` — when the
+ * schema has one) or `FAILFAST` (it fails the query with Spark's
+ * `MALFORMED_RECORD_IN_PARSING`); `DROPMALFORMED` is refused, as in Spark; and the `json`
+ * format's parser options (`allowComments`, `allowSingleQuotes`, …). Blank text and a null
+ * input give null.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const events = F.from_json(F.col("value").cast("string"), "id INT, name STRING", { mode: "FAILFAST" }).as("event")
+ * ```
+ * @since 0.6.0
+ */
+export const from_json = <const C extends ColumnOrName>(
+  json: C,
+  schema: string | T.StructType,
+  options?: Readonly<Record<string, string>>
+): Column<unknown, `from_json(${NameOf<C>})`> => {
+  const ddl = typeof schema === "string" ? schema : T.simpleString(schema)
+  const args: Array<E.Expression> = [toColumnExpr(json), lit(ddl).expr]
+  if (options !== undefined && Object.keys(options).length > 0) {
+    // the map literal Spark Connect sends (pyspark's `_options_to_col`)
+    const kv = Object.entries(options).flatMap(([k, v]) => [lit(k).expr, lit(String(v)).expr])
+    args.push({ _tag: "ScalarFunction", name: "map", args: kv, dataType: undefined })
+  }
+  return new Column({ _tag: "ScalarFunction", name: "from_json", args, dataType: undefined })
+}
+
+/**
  * `to_avro(data, jsonFormatSchema?)`: the Avro binary encoding of a column's values, with the
  * schema Spark derives from the column's type (a nullable column as the union `[type, "null"]`)
  * or the one given, as Spark's `to_avro`.

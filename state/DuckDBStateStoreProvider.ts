@@ -349,6 +349,19 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
             if (closed) return Effect.fail(closedError({ operatorId }))
             const db = databases.get(root)
             if (db !== undefined) return Effect.succeed(db)
+            if (path.includes("?")) {
+              // DuckDB reads `?` in a database path as the start of its options: it would create
+              // the database and then fail to commit to a write-ahead log named after the part
+              // before the `?`. Refuse before anything is written.
+              return Effect.fail(
+                new StateStoreError({
+                  reason: "InvalidUsage",
+                  operatorId,
+                  path,
+                  message: `The DuckDB state store cannot keep its database at ${path}: DuckDB does not accept a '?' in a database path. Choose a checkpoint location without '?', or the file state store provider (stateStore: "memory").`
+                })
+              )
+            }
             return Effect.map(
               Effect.tryPromise({
                 try: () => openDatabase(root, path),

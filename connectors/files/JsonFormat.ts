@@ -35,7 +35,7 @@ import {
 } from "./Inference.ts"
 import { type JsonOptions, parseJsonOptions } from "./JsonOptions.ts"
 import { JsonReader, JsonSyntaxError, type JsonValue } from "./JsonSyntax.ts"
-import { LineRanges, readText } from "./TextFiles.ts"
+import { invalidIn, LineRanges, readMarkedText } from "./TextFiles.ts"
 
 const toTimestamp = Cast.castFunction(T.StringType, T.TimestampType)
 const toDate = Cast.castFunction(T.StringType, T.DateType)
@@ -55,6 +55,16 @@ const supports = (t: T.DataType): boolean => {
       return true
   }
 }
+
+/**
+ * Whether a parsed record holds invalid UTF-8 where Spark's parser reads it: the bytes up to the
+ * end of its first value (Jackson's byte parser rejects an invalid byte in any token or string),
+ * or the whole record when an `encoding` is given (a strict charset decoder reads it first).
+ * Such a record is malformed, with no partial results (a `MalformedInputException` or a
+ * `JsonParseException` in Spark's `JacksonParser`).
+ */
+const invalidUtf8 = (invalid: Int32Array | undefined, r: LineRanges, value: JsonValue, o: JsonOptions): boolean =>
+  invalid !== undefined && invalidIn(invalid, r.start, o.encodingGiven ? r.end : value.end)
 
 /** The records of one file's text: its lines, or the whole text with `multiLine`, as ranges. */
 const recordsOf = (text: string, o: JsonOptions): LineRanges => new LineRanges(text, o.lineSep, o.multiLine)
@@ -133,13 +143,13 @@ const inferSchema = (
     const reader = new JsonReader(o.features)
     for (const file of files) {
       if (file.size === 0) continue
-      const text = yield* readText("json", file.path, o.encoding)
+      const { text, invalid } = yield* readMarkedText("json", file.path, o.encoding)
       const r = recordsOf(text, o)
       while (r.next()) {
         const parsed = reader.parse(text, r.start, r.end)
         let t: T.DataType
         if (parsed === undefined) t = T.NullType
-        else if (parsed instanceof JsonSyntaxError) {
+        else if (parsed instanceof JsonSyntaxError || invalidUtf8(invalid, r, parsed, o)) {
           if (o.mode === "DROPMALFORMED") continue
           if (o.mode === "FAILFAST") return yield* Effect.fail(malformedError(file, recordLiteral(text, r), true))
           t = corruptStruct
@@ -356,7 +366,7 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
 
     return (_, file) =>
       Effect.gen(function* () {
-        const text = yield* readText("json", file.path, o.encoding)
+        const { text, invalid } = yield* readMarkedText("json", file.path, o.encoding)
         const out: Array<InternalRow> = []
         const ctx: Ctx = { bad: false }
         const r = recordsOf(text, o)
@@ -369,7 +379,7 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
           if (parsed === undefined) continue
           ctx.bad = false
           let rows: Array<ReadonlyArray<unknown>> | typeof FAIL
-          if (parsed instanceof JsonSyntaxError) rows = FAIL
+          if (parsed instanceof JsonSyntaxError || invalidUtf8(invalid, r, parsed, o)) rows = FAIL
           else if (parsed.k === "obj") rows = [root(parsed, text, ctx) as ReadonlyArray<unknown>]
           else if (parsed.k === "arr") {
             // SPARK-3308: a top-level array holds one row per element
@@ -402,6 +412,50 @@ const makeReader = (dataSchema: T.StructType, o: JsonOptions): Effect.Effect<Fil
         return out
       })
   })
+
+/**
+ * The parse of one JSON text into a row of `schema` for `from_json` (Spark's `JsonToStructs`
+ * with `JacksonParser` and `FailureSafeParser`): blank text gives null; an object gives its row;
+ * anything else (a syntax error, an array — `allowArrayAsStructs` is off for `from_json` — a
+ * scalar, `null`) or a field that does not convert makes the record malformed: in PERMISSIVE a
+ * row of nulls with what converted kept and the text in the corrupt-record field when `schema`
+ * has it; in FAILFAST a user `ConnectorError` naming the record. Invalid UTF-8 cannot occur: the
+ * text is a string already (Spark decodes a `UTF8String` with a replacing reader here).
+ */
+export const jsonStructParser = (schema: T.StructType, o: JsonOptions): ((text: string) => unknown) => {
+  const corruptAt = schema.fields.findIndex((f) => f.name === o.corruptColumn && f.dataType._tag === "string")
+  const parseFields = schema.fields.filter((_, i) => i !== corruptAt)
+  const positions = schema.fields.map((_, i) => i).filter((i) => i !== corruptAt)
+  const root = structConverter(T.struct(parseFields), o)
+  const width = schema.fields.length
+  const reader = new JsonReader(o.features)
+  const ctx: Ctx = { bad: false }
+  return (text) => {
+    const parsed = reader.parse(text, 0, text.length)
+    if (parsed === undefined) return null
+    ctx.bad = false
+    const row = parsed instanceof JsonSyntaxError || parsed.k !== "obj" ? FAIL : (root(parsed, text, ctx) as ReadonlyArray<unknown>)
+    if (row !== FAIL && !ctx.bad && corruptAt < 0) return row
+    if (row !== FAIL && !ctx.bad) {
+      const out = new Array<unknown>(width).fill(null)
+      for (let i = 0; i < positions.length; i++) out[positions[i]] = row[i]
+      return out
+    }
+    if (o.mode === "FAILFAST") {
+      throw new ConnectorError({
+        connector: "json",
+        domain: "user",
+        retryable: false,
+        errorClass: "MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION",
+        message: `[MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] Malformed records are detected in record parsing: ${text}. Parse Mode: FAILFAST. To process malformed records as null result, try setting the option 'mode' as 'PERMISSIVE'.`
+      })
+    }
+    const out = new Array<unknown>(width).fill(null)
+    if (row !== FAIL) for (let i = 0; i < positions.length; i++) out[positions[i]] = row[i]
+    if (corruptAt >= 0) out[corruptAt] = text
+    return out
+  }
+}
 
 const hasNonStringMapKey = (t: T.DataType): boolean => {
   switch (t._tag) {

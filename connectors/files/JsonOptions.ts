@@ -27,6 +27,12 @@ export interface JsonOptions {
   /** `lineSep`: the record separator (default `\n`, `\r\n` or `\r`). */
   readonly lineSep: string | undefined
   readonly encoding: string
+  /**
+   * Whether `encoding` (or `charset`) was given. Without it Spark's Jackson parser reads the
+   * record's bytes and stops at the end of its first value, so invalid UTF-8 after that value is
+   * not seen; with it a strict charset decoder decodes the whole record first.
+   */
+  readonly encodingGiven: boolean
   /** `timestampFormat`: a strict pattern; without it timestamps parse as a cast does. */
   readonly timestampParser: ((text: string) => number | null) | undefined
   /** `dateFormat`: a strict pattern; without it dates parse as a cast does. */
@@ -63,6 +69,7 @@ export const parseJsonOptions = (options: Options): Effect.Effect<JsonOptions, A
       multiLine: r.bool("multiLine", false),
       lineSep: r.lineSep(),
       encoding: r.encoding(),
+      encodingGiven: r.get("encoding") !== undefined || r.get("charset") !== undefined,
       timestampParser: r.pattern("timestampFormat"),
       dateParser: r.pattern("dateFormat")
     }

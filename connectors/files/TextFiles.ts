@@ -30,6 +30,98 @@ export const readBytes = (connector: string, path: string): Effect.Effect<Uint8A
  */
 export const decode = (bytes: Uint8Array, encoding: string): string => new TextDecoder(encoding).decode(bytes)
 
+/** Whether an encoding name means UTF-8. */
+const isUtf8 = (encoding: string): boolean => /^utf-?8$/i.test(encoding.trim())
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * UTF-8 text, and where invalid UTF-8 was replaced: the UTF-16 offsets in `text` of each
+ * U+FFFD that stands for a malformed byte sequence (sorted), or `undefined` when the bytes are
+ * valid UTF-8 (the common case, decoded natively in one pass). A genuine U+FFFD in the input
+ * (`EF BF BD`) is not listed. The replacement follows the WHATWG decoder (`TextDecoder`'s, one
+ * U+FFFD per maximal invalid subpart), so `text` equals `decode(bytes, "utf-8")`.
+ */
+export interface MarkedText {
+  readonly text: string
+  readonly invalid: Int32Array | undefined
+}
+
+/** Decodes UTF-8 bytes, marking where invalid sequences were replaced (see `MarkedText`). */
+export const decodeMarked = (bytes: Uint8Array): MarkedText => {
+  try {
+    return { text: strictUtf8.decode(bytes), invalid: undefined }
+  } catch {
+    // at least one malformed sequence: find every one (rare, so a scan in JavaScript)
+  }
+  const text = new TextDecoder("utf-8").decode(bytes)
+  const invalid: Array<number> = []
+  let units = 0
+  let i = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
+  let needed = 0
+  let seen = 0
+  let lower = 0x80
+  let upper = 0xbf
+  let cp = 0
+  const n = bytes.length
+  while (i < n) {
+    const b = bytes[i]
+    if (needed === 0) {
+      i++
+      if (b <= 0x7f) units++
+      else if (b >= 0xc2 && b <= 0xdf) {
+        needed = 1
+        cp = b & 0x1f
+      } else if (b >= 0xe0 && b <= 0xef) {
+        if (b === 0xe0) lower = 0xa0
+        if (b === 0xed) upper = 0x9f
+        needed = 2
+        cp = b & 0x0f
+      } else if (b >= 0xf0 && b <= 0xf4) {
+        if (b === 0xf0) lower = 0x90
+        if (b === 0xf4) upper = 0x8f
+        needed = 3
+        cp = b & 0x07
+      } else invalid.push(units++)
+      continue
+    }
+    if (b < lower || b > upper) {
+      // the sequence so far is one replacement; this byte starts over (not consumed)
+      needed = 0
+      seen = 0
+      lower = 0x80
+      upper = 0xbf
+      invalid.push(units++)
+      continue
+    }
+    i++
+    lower = 0x80
+    upper = 0xbf
+    cp = (cp << 6) | (b & 0x3f)
+    if (++seen === needed) {
+      units += cp >= 0x10000 ? 2 : 1
+      needed = 0
+      seen = 0
+    }
+  }
+  if (needed !== 0) invalid.push(units++)
+  return { text, invalid: Int32Array.from(invalid) }
+}
+
+/** Whether a replaced invalid sequence (`MarkedText.invalid`) lies in `[start, end)`. */
+export const invalidIn = (invalid: Int32Array | undefined, start: number, end: number): boolean => {
+  if (invalid === undefined || end <= start) return false
+  // the first offset >= start
+  let lo = 0
+  let hi = invalid.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (invalid[mid] < start) lo = mid + 1
+    else hi = mid
+  }
+  return lo < invalid.length && invalid[lo] < end
+}
+
 /** The decompression of a Hadoop codec's file extension, if any. */
 const codecOf = (path: string): "gzip" | "deflate" | undefined =>
   path.endsWith(".gz") ? "gzip" : path.endsWith(".deflate") ? "deflate" : undefined
@@ -59,6 +151,21 @@ export const readText = (connector: string, path: string, encoding: string): Eff
   readBytes(connector, path).pipe(
     Effect.flatMap((b) => decompress(connector, path, b)),
     Effect.map((b) => decode(b, encoding))
+  )
+
+/**
+ * The text of one UTF-8 file with the places of its invalid bytes (`decodeMarked`), for the
+ * readers that treat a record with invalid UTF-8 as malformed (JSON, whose Jackson parser
+ * rejects it). Another encoding decodes as `readText` does, with nothing marked.
+ */
+export const readMarkedText = (
+  connector: string,
+  path: string,
+  encoding: string
+): Effect.Effect<MarkedText, ConnectorError> =>
+  readBytes(connector, path).pipe(
+    Effect.flatMap((b) => decompress(connector, path, b)),
+    Effect.map((b) => (isUtf8(encoding) ? decodeMarked(b) : { text: decode(b, encoding), invalid: undefined }))
   )
 
 /**

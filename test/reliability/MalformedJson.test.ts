@@ -5,8 +5,9 @@
  * JSON reader must give Spark's answer in each mode, stated here as Spark's rules (Spark's
  * `JacksonParser` and `FailureSafeParser`), not taken from the implementation:
  *
- * - a line that does not parse (syntax, invalid UTF-8): PERMISSIVE gives all fields null and
- *   `_corrupt_record` the line (invalid bytes decoded as U+FFFD, as `Text.toString`);
+ * - a line that does not parse (syntax, invalid UTF-8 before the end of its value): PERMISSIVE
+ *   gives all fields null and `_corrupt_record` the line (invalid bytes decoded as U+FFFD, as
+ *   `Text.toString`); invalid UTF-8 after the value is not read (Jackson stops there);
  * - a root field that does not convert (an int out of `IntegerType`'s range, a string, a
  *   float, a boolean or an object for an `INT`; an array element of the wrong type): the other
  *   fields are kept (partial results), the field is null, `_corrupt_record` is the line;
@@ -44,8 +45,19 @@ interface Rec {
   readonly row: ReadonlyArray<unknown>
 }
 
-/** Whether records with invalid UTF-8 are generated (see the note in `record`). */
-const INVALID_UTF8 = process.env.MALFORMED_INVALID_UTF8 === "1"
+/**
+ * Byte sequences that are invalid UTF-8 for Jackson's `UTF8StreamJsonParser` (Spark's JSON
+ * parser without an `encoding` option) and for a strict decoder alike: a lone continuation byte,
+ * a byte that starts no sequence (F8–FF), a lead byte followed by a byte that does not continue
+ * it, and a sequence cut short before the closing quote. (Overlong forms, encoded surrogates and
+ * F5–F7 leads are left out: Jackson does not check them, a strict decoder rejects them.)
+ */
+const invalidUtf8: fc.Arbitrary<Uint8Array> = fc.oneof(
+  fc.integer({ min: 0x80, max: 0xbf }).map((b) => new Uint8Array([b])),
+  fc.integer({ min: 0xf8, max: 0xff }).map((b) => new Uint8Array([b])),
+  fc.integer({ min: 0xc2, max: 0xdf }).map((b) => new Uint8Array([b, 0x78])),
+  fc.constantFrom(new Uint8Array([0xe2, 0x82]), new Uint8Array([0xf0, 0x9f, 0x98]), new Uint8Array([0xe2]))
+)
 
 const INT_MIN = -2147483648
 const INT_MAX = 2147483647
@@ -103,8 +115,8 @@ const objectText = (cells: ReadonlyArray<readonly [string, Cell]>): string =>
     .join(", ")}}`
 
 const record: fc.Arbitrary<Rec> = fc
-  .tuple(aCell, bCell, cCell, fc.integer({ min: 0, max: 9 }), fc.nat(), fc.constantFrom(0x80, 0xbf, 0xfe, 0xff))
-  .map(([a, b, c, damage, at, badByte]): Rec => {
+  .tuple(aCell, bCell, cCell, fc.integer({ min: 0, max: 11 }), fc.nat(), invalidUtf8)
+  .map(([a, b, c, damage, at, badBytes]): Rec => {
     const text = objectText([
       ["a", a],
       ["b", b],
@@ -122,16 +134,21 @@ const record: fc.Arbitrary<Rec> = fc
       const line = `{"b": "unterminated${at % 100}}`
       return { bytes: encoder.encode(line), kind: "parse", row: [null, null, null, line] }
     }
-    // Not generated yet (FOUND, unfixed): Spark's Jackson rejects an invalid UTF-8 byte in a
-    // line (a malformed record); tributary decodes it as U+FFFD and keeps the record.
-    if (damage === 2 && INVALID_UTF8) {
-      // an invalid UTF-8 byte inside a string (no `a`, so only `b` is affected)
-      const head = encoder.encode(`{"b": "ab`)
-      const tail = encoder.encode(`cd"}`)
-      const bytes = Buffer.concat([head, new Uint8Array([badByte]), tail])
+    if (damage === 2 || damage === 3) {
+      // invalid UTF-8 inside a string Jackson reads: a field of the schema (`b`) or one it skips
+      // (`z`); either way the whole record is malformed, no partial results
+      const head = encoder.encode(damage === 2 ? `{"a": 1, "b": "ab` : `{"a": 1, "z": "ab`)
+      const tail = encoder.encode(`cd", "c": [1]}`)
+      const bytes = Buffer.concat([head, badBytes, tail])
       return { bytes, kind: "parse", row: [null, null, null, decoder.decode(bytes)] }
     }
     const bad = a.bad || b.bad || c.bad
+    if (damage === 4) {
+      // invalid UTF-8 after the record's value: Jackson stops at the end of the value, so the
+      // record is what it would be without it
+      const bytes = Buffer.concat([encoder.encode(text), encoder.encode(" "), badBytes])
+      return { bytes, kind: bad ? "convert" : "ok", row: [a.value, b.value, c.value, bad ? decoder.decode(bytes) : null] }
+    }
     return {
       bytes: encoder.encode(text),
       kind: bad ? "convert" : "ok",

@@ -35,6 +35,14 @@ beforeAll(async () => {
     "allbad.json": "not json\nalso not\n",
     "zipped.json.gz": gzipSync('{"a": 1}\n{"a": 2}\n'),
     "broken.json.gz": "not gzip",
+    // invalid UTF-8 (a lone 0xFF) inside a string, after the value, and a genuine U+FFFD
+    "utf8.json": Buffer.concat([
+      Buffer.from('{"a": 1, "s": "x'),
+      Buffer.from([0xff]),
+      Buffer.from('y"}\n{"a": 2} '),
+      Buffer.from([0xff]),
+      Buffer.from('\n{"a": 3, "s": "\uFFFD"}\n')
+    ]),
     "maps.json": '{"m": {"k": 1, "j": null}, "b": "AQI="}\n{"m": {"k": "x"}, "b": "***"}\n'
   })
 })
@@ -83,6 +91,35 @@ describe("json inference", () => {
       ['{"a":', null],
       ["5", null],
       [null, 2]
+    ])
+  })
+
+  it("treats invalid UTF-8 before the end of a record's value as malformed, in inference and in reads", async () => {
+    const { schema, rows } = await load(JsonFormat, [p("utf8.json")])
+    // Jackson rejects the 0xFF inside the string; it never reads the one after `{"a": 2}`
+    expect(describeSchema(schema)).toEqual(["_corrupt_record: string", "a: long", "s: string"])
+    expect(rows).toEqual([
+      ['{"a": 1, "s": "x\uFFFDy"}', null, null],
+      [null, 2, null],
+      [null, 3, "\uFFFD"]
+    ])
+    const dropped = await load(JsonFormat, [p("utf8.json")], { mode: "DROPMALFORMED" })
+    expect(dropped.rows).toEqual([
+      [2, null],
+      [3, "\uFFFD"]
+    ])
+    const e = await failure(JsonFormat.resolveSchema([p("utf8.json")], undefined, { mode: "FAILFAST" }))
+    expect(e.message).toContain("MALFORMED_RECORD_IN_SCHEMA_INFERENCE")
+    expect(e.message).toContain('{"a": 1, "s": "x\uFFFDy"}')
+  })
+
+  it("with an explicit encoding, invalid UTF-8 anywhere in the record is malformed (a strict decoder reads it first)", async () => {
+    const schema = T.struct([T.field("a", T.LongType, true), T.field("_corrupt_record", T.StringType, true)])
+    const rows = await Effect.runPromise(JsonFormat.read([p("utf8.json")], schema, { encoding: "UTF-8" }))
+    expect(rows).toEqual([
+      [null, '{"a": 1, "s": "x\uFFFDy"}'],
+      [null, '{"a": 2} \uFFFD'],
+      [3, null]
     ])
   })
 
