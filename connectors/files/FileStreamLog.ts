@@ -274,14 +274,21 @@ export const logSettingsFromConf = (
   }
 }
 
-const logError = (connector: string, path: string, message: string, cause?: unknown): ConnectorError =>
-  new ConnectorError({
+const logError = (connector: string, path: string, message: string, cause?: unknown): ConnectorError => {
+  // A full disk or a refused write damages nothing: the entry was not written, and a restart
+  // once the cause is mended writes it.
+  const code = (cause as { code?: string } | undefined)?.code
+  const transient = code === "ENOSPC" || code === "EDQUOT" || code === "EACCES" || code === "EROFS"
+  return new ConnectorError({
     connector,
     domain: "external",
     retryable: false,
-    message: `The metadata log file ${path} ${message}. Restore it from a backup, or start over with a new checkpoint (a source) or output folder (a sink).`,
+    message: transient
+      ? `The metadata log file ${path} ${message}. Nothing in the log was damaged: ${code === "ENOSPC" || code === "EDQUOT" ? "free space on its file system" : "make its folder writable"}, then restart the query.`
+      : `The metadata log file ${path} ${message}. Restore it from a backup, or start over with a new checkpoint (a source) or output folder (a sink).`,
     cause
   })
+}
 
 /** A compactible metadata log of entries `A` in one folder. */
 export class CompactibleFileStreamLog<A> {
