@@ -35,7 +35,9 @@ import {
   collect,
   hasAggregate,
   hasGenerator,
+  hasWindow,
   isAggregateFn,
+  isWindowExpression,
   isExplode,
   NOTHING,
   type Resolver,
@@ -44,6 +46,13 @@ import {
 } from "./Resolver.ts"
 import { stableExprId, stablePlanId } from "./StableIds.ts"
 import { resolveSetOperation, resolveUnion } from "./UnionResolution.ts"
+import {
+  extractWindowExpressions,
+  failWindowHere,
+  failWithoutOver,
+  resolveWindowFrame,
+  typeWindowExpression
+} from "./WindowFunctionResolution.ts"
 import { extractTimeWindow, typeSessionWindow } from "./WindowResolution.ts"
 import {
   AnalysisFailure,
@@ -112,7 +121,6 @@ const nodeName = (p: P.LogicalPlan): string => {
 // ---------------------------------------------------------------------------------------------
 // The analyzer
 // ---------------------------------------------------------------------------------------------
-
 
 class Analyzer implements Resolver {
   readonly conf: AnalyzerConf
@@ -351,6 +359,13 @@ class Analyzer implements Resolver {
         if (e.ordinal !== undefined && child === e.child) return e
         return this.extractField(child, e.field)
       }
+      case "WindowExpression": {
+        const next = E.withChildren(
+          e,
+          E.children(e).map((c) => this.resolveRefs(c, scope))
+        ) as E.WindowExpression
+        return resolveWindowFrame(next)
+      }
       case "ScalarFunction":
       case "AggregateFunction": {
         const args = e.args.map((a) => {
@@ -545,6 +560,11 @@ class Analyzer implements Resolver {
         }
         return typeSessionWindow(this, e)
       }
+      case "WindowExpression":
+        if (allow.windows !== true || insideAggregate) return failWindowHere(e)
+        return typeWindowExpression(this, e)
+      case "WindowFunction":
+        return failWithoutOver(e)
       case "Explode": {
         const child = this.typeExpr(e.child, allow, insideAggregate)
         const t = dataTypeOf(child)
@@ -614,10 +634,6 @@ class Analyzer implements Resolver {
     return this.resolveScalar(call, call.args)
   }
 
-
-
-
-
   // ----- plans -------------------------------------------------------------------------------
 
   resolve(p: P.LogicalPlan): P.LogicalPlan {
@@ -676,6 +692,11 @@ class Analyzer implements Resolver {
         return resolveSetOperation(this, p)
       case "Generate":
         return this.resolveGenerate(p)
+      case "Window": {
+        // only the analyzer makes a Window: its expressions are resolved already
+        const child = this.resolve(p.child)
+        return child === p.child ? p : { ...p, child }
+      }
       case "WithColumns":
         return this.resolveWithColumns(p)
       case "WithColumnsRenamed":
@@ -705,6 +726,11 @@ class Analyzer implements Resolver {
         child: p.child
       }
       return this.resolveAggregateNamed(agg, child, owner, [], named)
+    }
+    // Spark's ExtractWindowExpressions: window expressions are computed by Window nodes below
+    if (named.some(hasWindow)) {
+      if (named.some(hasGenerator)) this.failGeneratorOutsideSelect(p)
+      return extractWindowExpressions(this, p, named, child, owner)
     }
     // Generators: only at the top level of the list, one per select
     const generators: Array<number> = []
@@ -810,8 +836,12 @@ class Analyzer implements Resolver {
     const child = this.resolve(p.child)
     const scope = this.scopeOf([child])
     const cond = this.resolveRefs(p.condition, scope)
-    if (hasAggregate(cond) || hasGenerator(cond)) {
-      const invalid = [...collect(cond, isAggregateFn), ...collect(cond, isExplode)]
+    if (hasAggregate(cond) || hasGenerator(cond) || hasWindow(cond)) {
+      const invalid = [
+        ...collect(cond, isWindowExpression),
+        ...collect(cond, isAggregateFn),
+        ...collect(cond, isExplode)
+      ]
       return failClass(
         "InvalidPlan",
         "INVALID_WHERE_CONDITION",
@@ -977,11 +1007,6 @@ class Analyzer implements Resolver {
     if (restore === undefined) return sort
     return { _tag: "Project", planId: stablePlanId(p, "restore"), projectList: restore, child: sort }
   }
-
-
-
-
-
 
   private resolveGenerate(p: P.Generate): P.LogicalPlan {
     const child = this.resolve(p.child)
