@@ -37,7 +37,6 @@ import {
   hasGenerator,
   hasWindow,
   isAggregateFn,
-  isWindowExpression,
   isExplode,
   NOTHING,
   type Resolver,
@@ -836,12 +835,15 @@ class Analyzer implements Resolver {
     const child = this.resolve(p.child)
     const scope = this.scopeOf([child])
     const cond = this.resolveRefs(p.condition, scope)
-    if (hasAggregate(cond) || hasGenerator(cond) || hasWindow(cond)) {
-      const invalid = [
-        ...collect(cond, isWindowExpression),
-        ...collect(cond, isAggregateFn),
-        ...collect(cond, isExplode)
-      ]
+    if (hasWindow(cond)) {
+      return failClass(
+        "InvalidPlan",
+        "WINDOW_FUNCTION_NOT_ALLOWED_IN_CLAUSE",
+        "It is not allowed to use window functions inside WHERE clause."
+      )
+    }
+    if (hasAggregate(cond) || hasGenerator(cond)) {
+      const invalid = [...collect(cond, isAggregateFn), ...collect(cond, isExplode)]
       return failClass(
         "InvalidPlan",
         "INVALID_WHERE_CONDITION",

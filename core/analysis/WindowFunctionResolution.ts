@@ -12,9 +12,9 @@
  */
 import * as T from "../DataType.ts"
 import * as E from "../Expression.ts"
-import { frameSql, windowSpecSql } from "../ExpressionName.ts"
+import { frameSql, windowFunctionSql, windowSpecSql } from "../ExpressionName.ts"
 import type * as P from "../LogicalPlan.ts"
-import { expressionString, frameString, windowFunctionString } from "../PlanString.ts"
+import { expressionString, frameString } from "../PlanString.ts"
 import { NOTHING, type Resolver, semanticKey } from "./Resolver.ts"
 import { stableExprId, stablePlanId } from "./StableIds.ts"
 import {
@@ -92,14 +92,15 @@ export const resolveWindowFrame = (e: E.WindowExpression): E.WindowExpression =>
   )
   const fn = e.function
   if (fn._tag === "AggregateFunction") {
+    const resolved: E.WindowExpression = { ...e, orderSpec, frame: e.frame ?? defaultFrame(orderSpec.length > 0) }
     if (fn.distinct) {
       failClass(
         "InvalidPlan",
         "DISTINCT_WINDOW_FUNCTION_UNSUPPORTED",
-        `Distinct window functions are not supported: ${expressionString({ ...e, orderSpec })}.`
+        `Distinct window functions are not supported: ${toSQLExpr(resolved)}.`
       )
     }
-    return { ...e, orderSpec, frame: e.frame ?? defaultFrame(orderSpec.length > 0) }
+    return resolved
   }
   if (fn._tag !== "WindowFunction") {
     return failClass(
@@ -109,11 +110,11 @@ export const resolveWindowFrame = (e: E.WindowExpression): E.WindowExpression =>
     )
   }
   if (orderSpec.length === 0) {
-    const wf = windowFunctionString(fn)
-    return fail(
+    // Spark 4.2's words (Spark 4.0 had _LEGACY_ERROR_TEMP_1037 here)
+    return failClass(
       "InvalidPlan",
-      "_LEGACY_ERROR_TEMP_1037",
-      `Window function ${wf} requires window to be ordered, please add ORDER BY clause. For example SELECT ${wf}(value_expr) OVER (PARTITION BY window_partition ORDER BY window_ordering) from table.`
+      "WINDOW_FUNCTION_FRAME_NOT_ORDERED",
+      `Window function ${fn.name} requires the window to be ordered. You need to add an ORDER BY clause. For example: SELECT ${windowFunctionSql(fn, toPrettySQL)} OVER (PARTITION BY window_partition ORDER BY window_ordering) FROM table.`
     )
   }
   const required = requiredFrame(fn)
@@ -231,7 +232,13 @@ const typeWindowFunction = (r: Resolver, fn: E.WindowFunction): E.WindowFunction
         return typeCheckFailure(next, `Buckets expression must be integer type, but got ${toPrettySQL(b)}`)
       }
       const n = b.value as number
-      if (!(n > 0)) return typeCheckFailure(next, `Buckets expression must be positive, but got: ${n}`)
+      if (!(n > 0)) {
+        return failMismatch(
+          "VALUE_OUT_OF_RANGE",
+          next,
+          `The buckets must be between (0, 2147483647] (current value = ${n}).`
+        )
+      }
       return { ...next, dataType: T.IntegerType }
     }
     case "lag":
@@ -248,8 +255,13 @@ const typeWindowFunction = (r: Resolver, fn: E.WindowFunction): E.WindowFunction
       const k = literalInt(args[1])
       if (k === undefined)
         return typeCheckFailure(next, `Offset expression '${toPrettySQL(args[1])}' must be a literal`)
-      if (k <= 0)
-        return typeCheckFailure(next, `The 'offset' argument of nth_value must be greater than zero but it is ${k}`)
+      if (k <= 0) {
+        return failMismatch(
+          "VALUE_OUT_OF_RANGE",
+          next,
+          `The offset must be between (0, 9223372036854775807] (current value = ${k}L).`
+        )
+      }
       return { ...next, dataType: dataTypeOf(args[0]) }
     }
   }
