@@ -881,6 +881,7 @@ class Analyzer implements Resolver {
     for (const e of [...grouping, ...named]) {
       if (hasGenerator(e)) this.failGeneratorOutsideSelect(p)
     }
+    if (named.some(hasWindow)) return this.resolveWindowedAggregate(p, child, owner, grouping, named)
     for (const g of grouping) {
       if (hasAggregate(g)) {
         return failClass(
@@ -916,6 +917,70 @@ class Analyzer implements Resolver {
     }
     this.checkAggregation(result)
     return result
+  }
+
+  /**
+   * Spark's `ExtractWindowExpressions` over an aggregation (`select(sum(x), rank().over(
+   * orderBy(sum(x))))`, `groupBy(k).agg(sum(sum(x)).over(w))`): what the window expressions read
+   * (their arguments, partition and order keys) is computed by the aggregation as extra columns,
+   * the windows run over its output, and a select on top keeps the list's order and names.
+   */
+  private resolveWindowedAggregate(
+    p: P.Aggregate,
+    child: P.LogicalPlan,
+    owner: object,
+    grouping: ReadonlyArray<E.Expression>,
+    named: ReadonlyArray<E.Expression>
+  ): P.LogicalPlan {
+    const extra: Array<E.Alias> = []
+    const lift = (e: E.Expression): E.Expression => {
+      if (e._tag === "Literal") return e
+      if (e._tag === "SortOrder") return { ...e, child: lift(e.child) }
+      const a: E.Alias = {
+        _tag: "Alias",
+        child: e,
+        name: `_w${extra.length}`,
+        exprId: stableExprId(owner, `window-input:${extra.length}`)
+      }
+      extra.push(a)
+      return a
+    }
+    const rewritten = named.map((item) =>
+      hasWindow(item)
+        ? E.transformDown(item, (x) => {
+            if (x._tag !== "WindowExpression") return x
+            const fn = x.function
+            const liftedFn =
+              fn._tag === "AggregateFunction" || fn._tag === "WindowFunction" ? { ...fn, args: fn.args.map(lift) } : fn
+            return {
+              ...x,
+              function: liftedFn,
+              partitionSpec: x.partitionSpec.map(lift),
+              orderSpec: x.orderSpec.map(lift)
+            }
+          })
+        : item
+    )
+    const plain = named.filter((item) => !hasWindow(item))
+    const aggregate = this.resolveAggregateNamed(
+      { ...p, planId: stablePlanId(owner, "window-aggregate") },
+      child,
+      owner,
+      grouping,
+      [...plain, ...extra]
+    )
+    const out = output(aggregate)
+    const byId = new Map(out.map((a) => [a.exprId, a] as const))
+    const liftedIds = new Set(extra.map((a) => a.exprId))
+    let k = 0
+    const top = rewritten.map((item): E.Expression => {
+      if (!hasWindow(item)) return out[k++]
+      return E.transformDown(item, (x) =>
+        x._tag === "Alias" && liftedIds.has(x.exprId) ? (byId.get(x.exprId) as E.AttributeReference) : x
+      )
+    })
+    const project: P.Project = { _tag: "Project", planId: p.planId, projectList: top, child: aggregate }
+    return extractWindowExpressions(this, project, top, aggregate, owner)
   }
 
   /** Spark's `ExprUtils.assertValidAggregation`. */

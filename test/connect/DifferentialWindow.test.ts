@@ -66,6 +66,22 @@ describe("differential: window functions", () => {
         )
     },
     {
+      name: "window functions over a grouped aggregation (unaliased names too)",
+      build: (_, d) =>
+        d.events
+          .groupBy("user")
+          .agg(
+            F.sum("amount").as("total"),
+            F.rank().over(Window.orderBy(F.sum("amount").desc())),
+            F.sum(F.count("*")).over().as("rows"),
+            F.lag("user", 1).over(Window.orderBy("user")).as("previous")
+          )
+    },
+    {
+      name: "a window function over a global aggregation",
+      build: (_, d) => d.events.select(F.max("amount"), F.dense_rank().over(Window.orderBy(F.max("amount"))))
+    },
+    {
       name: "row_number over an unordered window is refused (WINDOW_FUNCTION_FRAME_NOT_ORDERED)",
       build: (_, d) => d.events.select(F.row_number().over(Window.partitionBy("user"))),
       expectFailure: true

@@ -768,6 +768,40 @@ describe("DataFrameWindowFunctionsSuite", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
+  it.effect("window functions over an aggregation (global and grouped)", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const df = keyValue(spark, [
+        [1, "a"],
+        [2, "a"],
+        [5, "b"],
+        [1, "c"]
+      ])
+      // Spark 4.2's answer through Spark Connect: [{"sum(key)":9,"RANK() OVER (...)":1}]
+      const global = df.select(F.sum("key"), F.rank().over(Window.orderBy(F.sum("key"))))
+      assert.deepStrictEqual(
+        global.schema.fields.map((f) => f.name),
+        ["sum(key)", "RANK() OVER (ORDER BY sum(key) ASC NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"]
+      )
+      yield* check(global, [[9, 1]])
+      const grouped = df.groupBy("value").agg(
+        F.sum("key").as("s"),
+        F.rank()
+          .over(Window.orderBy(F.sum("key").desc()))
+          .as("r"),
+        F.sum(F.sum("key")).over().as("total"),
+        F.lag("value", 1).over(Window.orderBy("value")).as("prev")
+      )
+      yield* check(grouped, [
+        ["a", 3, 2, 9, null],
+        ["b", 5, 1, 9, "a"],
+        ["c", 1, 3, 9, "b"]
+      ])
+      const ungrouped = yield* analysisError(df.groupBy("value").agg(F.sum("key").over(Window.orderBy("value"))))
+      assert.strictEqual(ungrouped.errorClass, "MISSING_AGGREGATION")
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
   it.effect("explain shows Spark's Window node", () =>
     Effect.gen(function* () {
       const spark = yield* Session
