@@ -176,7 +176,25 @@ class Walker {
               create(PE.ExpressionSchema, {
                 exprType: { case: "unresolvedStar", value: create(PE.Expression_UnresolvedStarSchema) }
               }),
-              alias(this.expr(p.generator), p.generatorOutput.map((a) => a.name))
+              alias(
+                this.expr(p.generator),
+                p.generatorOutput.map((a) => a.name)
+              )
+            ]
+          })
+        }
+      case "Window":
+        // Only the analyzer makes a Window; pyspark's form of it is a select of every column and
+        // the window expressions, which Spark's analyzer turns back into a Window.
+        return {
+          case: "project",
+          value: create(PR.ProjectSchema, {
+            input: this.relation(p.child),
+            expressions: [
+              create(PE.ExpressionSchema, {
+                exprType: { case: "unresolvedStar", value: create(PE.Expression_UnresolvedStarSchema) }
+              }),
+              ...this.exprs(p.windowExpressions)
             ]
           })
         }
@@ -217,7 +235,11 @@ class Walker {
           value: create(PR.SubqueryAliasSchema, { input: this.relation(p.child), alias: p.alias })
         }
       case "TypedFilter":
-        this.fail(refuse(`filter with a JavaScript function (TypedFilter) cannot be translated for Spark: ${JS_REASON}. Use a Column condition (F.col(...)) instead.`))
+        this.fail(
+          refuse(
+            `filter with a JavaScript function (TypedFilter) cannot be translated for Spark: ${JS_REASON}. Use a Column condition (F.col(...)) instead.`
+          )
+        )
         return this.refusedChild(p.child)
       case "MapElements":
         this.fail(
@@ -227,7 +249,11 @@ class Walker {
         )
         return this.refusedChild(p.child)
       case "TransformWithState":
-        this.fail(refuse(`transformWithState (TransformWithState) cannot be translated for Spark: ${JS_REASON} (its StatefulProcessor is JavaScript).`))
+        this.fail(
+          refuse(
+            `transformWithState (TransformWithState) cannot be translated for Spark: ${JS_REASON} (its StatefulProcessor is JavaScript).`
+          )
+        )
         this.refusedChild(p.child)
         if (p.initialState !== undefined) this.relation(p.initialState)
         return { case: undefined }
@@ -274,7 +300,8 @@ class Walker {
       this.fail(
         new AnalysisError({
           reason: "InvalidPlan",
-          message: "This DataFrame came from spark.sql on another remote session; it can only run on the session that made it."
+          message:
+            "This DataFrame came from spark.sql on another remote session; it can only run on the session that made it."
         })
       )
       return { case: undefined }
@@ -419,7 +446,9 @@ class Walker {
     return create(PE.Expression_SortOrderSchema, {
       child: this.expr(o.child),
       direction:
-        o.direction === "asc" ? PE.Expression_SortOrder_SortDirection.ASCENDING : PE.Expression_SortOrder_SortDirection.DESCENDING,
+        o.direction === "asc"
+          ? PE.Expression_SortOrder_SortDirection.ASCENDING
+          : PE.Expression_SortOrder_SortDirection.DESCENDING,
       nullOrdering:
         o.nullOrdering === "nullsFirst"
           ? PE.Expression_SortOrder_NullOrdering.SORT_NULLS_FIRST
@@ -492,7 +521,8 @@ class Walker {
           this.fail(
             new AnalysisError({
               reason: "InvalidArgument",
-              message: "The window duration, slide duration and start time must be interval strings such as '10 seconds'."
+              message:
+                "The window duration, slide duration and start time must be interval strings such as '10 seconds'."
             })
           )
         }
@@ -527,7 +557,73 @@ class Walker {
       case "InvalidExpression":
         this.fail(new AnalysisError({ reason: "InvalidArgument", message: e.message }))
         return create(PE.ExpressionSchema, {})
+      case "WindowFunction":
+        return this.windowFunction(e)
+      case "WindowExpression":
+        return this.windowExpression(e)
     }
+  }
+
+  /** pyspark's `row_number()`, `ntile(n)`, `lag(col, offset, default)`, `nth_value(col, offset, ignoreNulls)`. */
+  private windowFunction(e: E.WindowFunction): PE.Expression {
+    const args = this.exprs(e.args)
+    // Spark's `lag`/`lead` take `ignoreNulls` as a fourth argument (Scala's functions.lag)
+    if ((e.name === "lag" || e.name === "lead") && e.ignoreNulls) args.push(literalExpr(booleanLit(true)))
+    if (e.name === "nth_value" && e.ignoreNulls) args.push(literalExpr(booleanLit(true)))
+    return fn(e.name, args)
+  }
+
+  /** `fn.over(window)` as Spark Connect's `Expression.Window`, the frame left out when unspecified. */
+  private windowExpression(e: E.WindowExpression): PE.Expression {
+    const orders = e.orderSpec.map((o) =>
+      this.sortOrder(
+        o._tag === "SortOrder" ? o : { _tag: "SortOrder", child: o, direction: "asc", nullOrdering: "nullsFirst" }
+      )
+    )
+    const f = e.frame
+    const boundary = (b: E.FrameBoundary): PE.Expression_Window_WindowFrame_FrameBoundary => {
+      switch (b._tag) {
+        case "CurrentRow":
+          return create(PE.Expression_Window_WindowFrame_FrameBoundarySchema, {
+            boundary: { case: "currentRow", value: true }
+          })
+        case "UnboundedPreceding":
+        case "UnboundedFollowing":
+          return create(PE.Expression_Window_WindowFrame_FrameBoundarySchema, {
+            boundary: { case: "unbounded", value: true }
+          })
+        case "Offset":
+          // rows take an int offset, ranges a long one (Scala's rowsBetween / rangeBetween)
+          return create(PE.Expression_Window_WindowFrame_FrameBoundarySchema, {
+            boundary: {
+              case: "value",
+              value: literalExpr(this.literal(b.value, f?.frameType === "range" ? T.LongType : T.IntegerType))
+            }
+          })
+      }
+    }
+    return create(PE.ExpressionSchema, {
+      exprType: {
+        case: "window",
+        value: create(PE.Expression_WindowSchema, {
+          windowFunction: this.expr(e.function),
+          partitionSpec: this.exprs(e.partitionSpec),
+          orderSpec: orders,
+          ...(f === undefined
+            ? {}
+            : {
+                frameSpec: create(PE.Expression_Window_WindowFrameSchema, {
+                  frameType:
+                    f.frameType === "rows"
+                      ? PE.Expression_Window_WindowFrame_FrameType.ROW
+                      : PE.Expression_Window_WindowFrame_FrameType.RANGE,
+                  lower: boundary(f.lower),
+                  upper: boundary(f.upper)
+                })
+              })
+        })
+      }
+    })
   }
 
   private aggregateFunction(e: E.AggregateFunction): PE.Expression {
@@ -541,7 +637,9 @@ class Walker {
       case "approx_count_distinct":
         // pyspark passes rsd only when the user gave one; 0.05 is Spark's default.
         if (e.options.rsd !== undefined && e.options.rsd !== 0.05) {
-          args.push(literalExpr(create(PE.Expression_LiteralSchema, { literalType: { case: "double", value: e.options.rsd } })))
+          args.push(
+            literalExpr(create(PE.Expression_LiteralSchema, { literalType: { case: "double", value: e.options.rsd } }))
+          )
         }
         break
       default:

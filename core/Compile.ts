@@ -90,7 +90,10 @@ export const dataTypeOf = (e: E.Expression): T.DataType => {
     }
     case "ScalarFunction":
     case "AggregateFunction":
+    case "WindowFunction":
       return e.dataType ?? unresolved(e)
+    case "WindowExpression":
+      return dataTypeOf(e.function)
     case "TimeWindow":
     case "SessionWindow":
       return T.WindowType
@@ -162,6 +165,19 @@ export const nullableOf = (e: E.Expression): boolean => {
     case "SessionWindow":
     case "CurrentTimestamp":
       return false
+    case "WindowExpression":
+      return nullableOf(e.function)
+    case "WindowFunction":
+      // Spark: the ranking functions are never null; lag/lead/nth_value are null past the partition
+      switch (e.name) {
+        case "lag":
+        case "lead":
+          return nullableOf(e.args[0]) || nullableOf(e.args[2])
+        case "nth_value":
+          return true
+        default:
+          return false
+      }
     case "Explode":
       return true
     case "UnresolvedAttribute":
@@ -611,6 +627,8 @@ const build = (e: E.Expression, input: ReadonlyArray<E.AttributeReference>, ctx:
     case "SessionWindow":
     case "Explode":
     case "AggregateFunction":
+    case "WindowExpression":
+    case "WindowFunction":
       return notCompilable(e._tag)
     case "UnresolvedAttribute":
     case "UnresolvedStar":

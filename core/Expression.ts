@@ -29,6 +29,8 @@ export type Expression =
   | Explode
   | CurrentTimestamp
   | SortOrder
+  | WindowExpression
+  | WindowFunction
   | InvalidExpression
 
 /**
@@ -198,6 +200,63 @@ export interface SortOrder {
 }
 
 /**
+ * A window frame boundary (Spark's `SpecialFrameBoundary` or a literal offset). An `Offset` is
+ * relative to the current row: negative values precede it (`rowsBetween(-1, 1)`), as Spark keeps
+ * the literal `-1` (its SQL is `-1 FOLLOWING`).
+ */
+export type FrameBoundary =
+  | { readonly _tag: "UnboundedPreceding" }
+  | { readonly _tag: "UnboundedFollowing" }
+  | { readonly _tag: "CurrentRow" }
+  | { readonly _tag: "Offset"; readonly value: number }
+
+/** Spark's `SpecifiedWindowFrame`: `ROWS` or `RANGE` `BETWEEN lower AND upper`. */
+export interface WindowFrame {
+  readonly frameType: "rows" | "range"
+  readonly lower: FrameBoundary
+  readonly upper: FrameBoundary
+}
+
+/**
+ * `fn.over(window)` (Spark's `WindowExpression` with its `WindowSpecDefinition` inline):
+ * `function` is an `AggregateFunction` or a `WindowFunction`; `frame` is `undefined` until the
+ * analyzer fills in Spark's default (`ResolveWindowFrame`).
+ */
+export interface WindowExpression {
+  readonly _tag: "WindowExpression"
+  readonly function: Expression
+  readonly partitionSpec: ReadonlyArray<Expression>
+  /** `SortOrder`s once resolved. */
+  readonly orderSpec: ReadonlyArray<Expression>
+  readonly frame: WindowFrame | undefined
+}
+
+/** The window-only functions (Spark's `WindowFunction`s). */
+export type WindowFunctionName =
+  | "row_number"
+  | "rank"
+  | "dense_rank"
+  | "percent_rank"
+  | "cume_dist"
+  | "ntile"
+  | "lag"
+  | "lead"
+  | "nth_value"
+
+/**
+ * A window-only function. `args`: none for the ranking functions, `[buckets]` for `ntile`,
+ * `[input, offset, default]` for `lag`/`lead`, `[input, offset]` for `nth_value` (offsets and
+ * buckets are literals). `dataType` is set by the analyzer.
+ */
+export interface WindowFunction {
+  readonly _tag: "WindowFunction"
+  readonly name: WindowFunctionName
+  readonly args: ReadonlyArray<Expression>
+  readonly ignoreNulls: boolean
+  readonly dataType: DataType | undefined
+}
+
+/**
  * A column the builder could not construct (an unknown type name in `cast`, `otherwise` without
  * `when`). Builders never throw; the analyzer reports this as an `AnalysisError` with `message`.
  */
@@ -254,7 +313,10 @@ export const children = (e: Expression): ReadonlyArray<Expression> => {
         : [...e.branches.flatMap(([c, v]) => [c, v]), e.otherwise]
     case "ScalarFunction":
     case "AggregateFunction":
+    case "WindowFunction":
       return e.args
+    case "WindowExpression":
+      return [e.function, ...e.partitionSpec, ...e.orderSpec]
     case "TimeWindow":
       return [e.timeColumn]
     case "SessionWindow":
@@ -295,7 +357,12 @@ export const withChildren = (e: Expression, next: ReadonlyArray<Expression>): Ex
     }
     case "ScalarFunction":
     case "AggregateFunction":
+    case "WindowFunction":
       return { ...e, args: next }
+    case "WindowExpression": {
+      const np = e.partitionSpec.length
+      return { ...e, function: next[0], partitionSpec: next.slice(1, 1 + np), orderSpec: next.slice(1 + np) }
+    }
     case "TimeWindow":
       return { ...e, timeColumn: next[0] }
     case "SessionWindow":
@@ -306,7 +373,13 @@ export const withChildren = (e: Expression, next: ReadonlyArray<Expression>): Ex
 /** Bottom-up rewrite: children first, then `f` on the rebuilt node. Identity-preserving. */
 export const transformUp = (e: Expression, f: (e: Expression) => Expression): Expression => {
   const cs = children(e)
-  const next = cs.length === 0 ? e : withChildren(e, cs.map((c) => transformUp(c, f)))
+  const next =
+    cs.length === 0
+      ? e
+      : withChildren(
+          e,
+          cs.map((c) => transformUp(c, f))
+        )
   return f(next)
 }
 
@@ -314,7 +387,12 @@ export const transformUp = (e: Expression, f: (e: Expression) => Expression): Ex
 export const transformDown = (e: Expression, f: (e: Expression) => Expression): Expression => {
   const self = f(e)
   const cs = children(self)
-  return cs.length === 0 ? self : withChildren(self, cs.map((c) => transformDown(c, f)))
+  return cs.length === 0
+    ? self
+    : withChildren(
+        self,
+        cs.map((c) => transformDown(c, f))
+      )
 }
 
 /** True when `p` holds for `e` or any expression below it. */
@@ -334,6 +412,9 @@ export const references = (e: Expression): ReadonlyArray<AttributeReference> => 
 
 export const isAggregate = (e: Expression): boolean => exists(e, (x) => x._tag === "AggregateFunction")
 
+/** True when `e` holds a window expression (`fn.over(w)`) anywhere. */
+export const hasWindowExpression = (e: Expression): boolean => exists(e, (x) => x._tag === "WindowExpression")
+
 export const isResolved = (e: Expression): boolean =>
   !exists(
     e,
@@ -343,5 +424,7 @@ export const isResolved = (e: Expression): boolean =>
       x._tag === "InvalidExpression" ||
       (x._tag === "ScalarFunction" && x.dataType === undefined) ||
       (x._tag === "AggregateFunction" && x.dataType === undefined) ||
+      (x._tag === "WindowFunction" && x.dataType === undefined) ||
+      (x._tag === "WindowExpression" && x.frame === undefined) ||
       (x._tag === "GetField" && x.ordinal === undefined)
   )

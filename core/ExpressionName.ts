@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import * as T from "./DataType.ts"
-import type { Expression, Literal } from "./Expression.ts"
+import type { Expression, FrameBoundary, Literal, WindowFrame, WindowFunction } from "./Expression.ts"
 
 const MS_PER_DAY = 86_400_000
 
@@ -67,6 +67,53 @@ const literalName = (e: Literal): string => {
 
 const opSymbol = (op: string): string => (op === "and" ? "AND" : op === "or" ? "OR" : op)
 
+const boundarySql = (b: FrameBoundary): string => {
+  switch (b._tag) {
+    case "UnboundedPreceding":
+      return "UNBOUNDED PRECEDING"
+    case "UnboundedFollowing":
+      return "UNBOUNDED FOLLOWING"
+    case "CurrentRow":
+      return "CURRENT ROW"
+    case "Offset":
+      // Spark keeps the literal: rowsBetween(-1, 1) is `-1 FOLLOWING AND 1 FOLLOWING`
+      return `${b.value} FOLLOWING`
+  }
+}
+
+/** Spark's `SpecifiedWindowFrame.sql`: `ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`. */
+export const frameSql = (f: WindowFrame): string =>
+  `${f.frameType === "rows" ? "ROWS" : "RANGE"} BETWEEN ${boundarySql(f.lower)} AND ${boundarySql(f.upper)}`
+
+/** Spark's `WindowSpecDefinition.sql` (pretty): `(PARTITION BY k ORDER BY v ASC NULLS FIRST <frame>)`. */
+export const windowSpecSql = (
+  partitionSpec: ReadonlyArray<Expression>,
+  orderSpec: ReadonlyArray<Expression>,
+  frame: WindowFrame | undefined,
+  name: (e: Expression) => string = prettyName
+): string => {
+  const parts: Array<string> = []
+  if (partitionSpec.length > 0) parts.push(`PARTITION BY ${partitionSpec.map(name).join(", ")}`)
+  if (orderSpec.length > 0) parts.push(`ORDER BY ${orderSpec.map(name).join(", ")}`)
+  if (frame !== undefined) parts.push(frameSql(frame))
+  return `(${parts.join(" ")})`
+}
+
+/** Spark's SQL of a window function: `row_number()`, `RANK()`, `lag(v, 1, NULL)`, `nth_value(v, 2) ignore nulls`. */
+export const windowFunctionSql = (e: WindowFunction, name: (e: Expression) => string = prettyName): string => {
+  switch (e.name) {
+    case "rank":
+    case "dense_rank":
+    case "percent_rank":
+      // Spark's RankLike.sql
+      return `${e.name.toUpperCase()}()`
+    case "nth_value":
+      return `nth_value(${e.args.map(name).join(", ")})${e.ignoreNulls ? " ignore nulls" : ""}`
+    default:
+      return `${e.name}(${e.args.map(name).join(", ")})`
+  }
+}
+
 /** The column name of an unaliased expression, as Spark computes it. */
 export const prettyName = (e: Expression): string => {
   switch (e._tag) {
@@ -109,7 +156,8 @@ export const prettyName = (e: Expression): string => {
         return `${e.name}(${e.args.map((a) => (a._tag === "Alias" ? `${prettyName(a.child)} AS ${a.name}` : prettyName(a))).join(", ")})`
       }
       // Spark's AvroDataToCatalyst / CatalystDataToAvro / JsonToStructs: the schema and options are not children
-      if ((e.name === "from_avro" || e.name === "to_avro" || e.name === "from_json") && e.args.length > 0) return `${e.name}(${prettyName(e.args[0])})`
+      if ((e.name === "from_avro" || e.name === "to_avro" || e.name === "from_json") && e.args.length > 0)
+        return `${e.name}(${prettyName(e.args[0])})`
       return `${e.name}(${e.args.map(prettyName).join(", ")})`
     case "AggregateFunction": {
       const args = e.args.map(prettyName).join(", ")
@@ -125,6 +173,10 @@ export const prettyName = (e: Expression): string => {
       return "current_timestamp()"
     case "InvalidExpression":
       return "<invalid>"
+    case "WindowFunction":
+      return windowFunctionSql(e)
+    case "WindowExpression":
+      return `${prettyName(e.function)} OVER ${windowSpecSql(e.partitionSpec, e.orderSpec, e.frame)}`
     case "SortOrder":
       return `${prettyName(e.child)} ${e.direction === "asc" ? "ASC" : "DESC"} ${e.nullOrdering === "nullsFirst" ? "NULLS FIRST" : "NULLS LAST"}`
   }

@@ -271,4 +271,90 @@ export const to_avro = <const C extends ColumnOrName>(
     dataType: undefined
   })
 
+// ---------------------------------------------------------------------------------------------
+// Window functions (Spark's functions.row_number … nth_value): used with `.over(window)`
+// ---------------------------------------------------------------------------------------------
+
+const windowFn = <A, N extends string>(
+  name: E.WindowFunctionName,
+  args: ReadonlyArray<E.Expression> = [],
+  ignoreNulls = false
+): Column<A, N> => new Column({ _tag: "WindowFunction", name, args, ignoreNulls, dataType: undefined })
+
+/**
+ * A sequential number per row of a window partition, from 1, in the window's order.
+ *
+ * @example
+ * ```ts
+ * import { F, Window } from "tributary-streaming"
+ * const rn = F.row_number().over(Window.partitionBy("k").orderBy("v")).as("rn")
+ * ```
+ * @since 0.7.0
+ */
+export const row_number = (): Column<number, "row_number()"> => windowFn("row_number")
+
+/** The rank of each row in its partition, with gaps after ties (Spark's `rank`). @since 0.7.0 */
+export const rank = (): Column<number, "RANK()"> => windowFn("rank")
+
+/** The rank of each row in its partition, without gaps after ties. @since 0.7.0 */
+export const dense_rank = (): Column<number, "DENSE_RANK()"> => windowFn("dense_rank")
+
+/** `(rank - 1) / (rows in the partition - 1)`, a double; 0 for a one-row partition. @since 0.7.0 */
+export const percent_rank = (): Column<number, "PERCENT_RANK()"> => windowFn("percent_rank")
+
+/** The fraction of the partition's rows ordered before or with the current row (its peers included). @since 0.7.0 */
+export const cume_dist = (): Column<number, "cume_dist()"> => windowFn("cume_dist")
+
+/**
+ * The bucket (1 to `n`) of each row when its partition is split into `n` buckets whose sizes
+ * differ by at most one, the larger ones first.
+ *
+ * @since 0.7.0
+ */
+export const ntile = (n: number): Column<number, `ntile(${number})`> => windowFn("ntile", [lit(n).expr])
+
+const offsetDefault = (d: ColumnOrValue | undefined): E.Expression => (d === undefined ? lit(null).expr : toExpr(d))
+
+/**
+ * The value of `c` `offset` rows before the current row in the window (`default`, itself a
+ * value or a column of the current row, when there is no such row). With `ignoreNulls`, rows
+ * whose value is null are not counted.
+ *
+ * @example
+ * ```ts
+ * import { F, Window } from "tributary-streaming"
+ * const previous = F.lag("price", 1, 0).over(Window.partitionBy("item").orderBy("ts")).as("previous")
+ * ```
+ * @since 0.7.0
+ */
+export const lag = <const C extends ColumnOrName>(
+  c: C,
+  offset = 1,
+  defaultValue?: ColumnOrValue,
+  ignoreNulls = false
+): Column<ValueOf<C>, `lag(${NameOf<C>}, ${number}, ${string})`> =>
+  windowFn("lag", [toColumnExpr(c), lit(offset).expr, offsetDefault(defaultValue)], ignoreNulls)
+
+/** The value of `c` `offset` rows after the current row in the window; see {@link lag}. @since 0.7.0 */
+export const lead = <const C extends ColumnOrName>(
+  c: C,
+  offset = 1,
+  defaultValue?: ColumnOrValue,
+  ignoreNulls = false
+): Column<ValueOf<C>, `lead(${NameOf<C>}, ${number}, ${string})`> =>
+  windowFn("lead", [toColumnExpr(c), lit(offset).expr, offsetDefault(defaultValue)], ignoreNulls)
+
+/**
+ * The value of `c` at the `offset`-th row (from 1) of the window frame, null when the frame has
+ * fewer rows; with `ignoreNulls`, the `offset`-th non-null value.
+ *
+ * @since 0.7.0
+ */
+export const nth_value = <const C extends ColumnOrName>(
+  c: C,
+  offset: number,
+  ignoreNulls = false
+): Column<ValueOf<C>, `nth_value(${NameOf<C>}, ${number})`> =>
+  windowFn("nth_value", [toColumnExpr(c), lit(offset).expr], ignoreNulls)
+
 export * from "./functions/ScalarFunctions.ts"

@@ -28,6 +28,7 @@ export type LogicalPlan =
   | Intersect
   | Except
   | Generate
+  | Window
   | WithColumns
   | WithColumnsRenamed
   | Drop
@@ -187,6 +188,20 @@ export interface Generate {
   readonly child: LogicalPlan
 }
 
+/**
+ * Spark's `Window(windowExpressions, partitionSpec, orderSpec, child)`: the child's rows with
+ * the window expressions (each an `Alias` of a `WindowExpression` sharing this partitioning and
+ * ordering) appended. Made only by the analyzer (Spark's `ExtractWindowExpressions`).
+ */
+export interface Window {
+  readonly _tag: "Window"
+  readonly planId: number
+  readonly windowExpressions: ReadonlyArray<Expression>
+  readonly partitionSpec: ReadonlyArray<Expression>
+  readonly orderSpec: ReadonlyArray<Expression>
+  readonly child: LogicalPlan
+}
+
 /** `withColumn(name, col)` (several at once); the analyzer turns it into a `Project`. */
 export interface WithColumns {
   readonly _tag: "WithColumns"
@@ -336,6 +351,7 @@ export const children = (p: LogicalPlan): ReadonlyArray<LogicalPlan> => {
     case "Distinct":
     case "Deduplicate":
     case "Generate":
+    case "Window":
     case "WithColumns":
     case "WithColumnsRenamed":
     case "Drop":
@@ -374,6 +390,7 @@ export const withChildren = (p: LogicalPlan, next: ReadonlyArray<LogicalPlan>): 
     case "Distinct":
     case "Deduplicate":
     case "Generate":
+    case "Window":
     case "WithColumns":
     case "WithColumnsRenamed":
     case "Drop":
@@ -388,7 +405,13 @@ export const withChildren = (p: LogicalPlan, next: ReadonlyArray<LogicalPlan>): 
 /** Bottom-up rewrite of the plan tree. Identity-preserving. */
 export const transformUp = (p: LogicalPlan, f: (p: LogicalPlan) => LogicalPlan): LogicalPlan => {
   const cs = children(p)
-  const next = cs.length === 0 ? p : withChildren(p, cs.map((c) => transformUp(c, f)))
+  const next =
+    cs.length === 0
+      ? p
+      : withChildren(
+          p,
+          cs.map((c) => transformUp(c, f))
+        )
   return f(next)
 }
 
@@ -396,7 +419,12 @@ export const transformUp = (p: LogicalPlan, f: (p: LogicalPlan) => LogicalPlan):
 export const transformDown = (p: LogicalPlan, f: (p: LogicalPlan) => LogicalPlan): LogicalPlan => {
   const self = f(p)
   const cs = children(self)
-  return cs.length === 0 ? self : withChildren(self, cs.map((c) => transformDown(c, f)))
+  return cs.length === 0
+    ? self
+    : withChildren(
+        self,
+        cs.map((c) => transformDown(c, f))
+      )
 }
 
 /** Pre-order walk. */
@@ -449,6 +477,8 @@ export const expressions = (p: LogicalPlan): ReadonlyArray<Expression> => {
       return p.keys ?? []
     case "Generate":
       return [p.generator]
+    case "Window":
+      return [...p.windowExpressions, ...p.partitionSpec, ...p.orderSpec]
     case "WithColumns":
       return p.columns
     case "Drop":

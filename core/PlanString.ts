@@ -83,7 +83,10 @@ const safeType = (e: E.Expression): T.DataType | undefined => {
       return e.to
     case "ScalarFunction":
     case "AggregateFunction":
+    case "WindowFunction":
       return e.dataType
+    case "WindowExpression":
+      return safeType(e.function)
     case "BinaryExpression": {
       if (e.op === "/") return T.DoubleType
       if (e.op === "+" || e.op === "-" || e.op === "*" || e.op === "%") return safeType(e.left)
@@ -209,6 +212,70 @@ export const expressionString = (e: E.Expression): string => {
       return `${expressionString(e.child)} ${e.direction === "asc" ? "ASC" : "DESC"} ${e.nullOrdering === "nullsFirst" ? "NULLS FIRST" : "NULLS LAST"}`
     case "InvalidExpression":
       return `'invalid(${e.message})`
+    case "WindowFunction":
+      return windowFunctionString(e)
+    case "WindowExpression": {
+      const fn =
+        e.function._tag === "WindowFunction"
+          ? windowFunctionString(e.function, e.orderSpec)
+          : expressionString(e.function)
+      const spec = [...e.partitionSpec, ...e.orderSpec].map(expressionString)
+      if (e.frame !== undefined) spec.push(frameString(e.frame))
+      else spec.push("unspecifiedframe$()")
+      return `${fn} windowspecdefinition(${spec.join(", ")})`
+    }
+  }
+}
+
+const boundaryString = (b: E.FrameBoundary): string => {
+  switch (b._tag) {
+    case "UnboundedPreceding":
+      return "unboundedpreceding$()"
+    case "UnboundedFollowing":
+      return "unboundedfollowing$()"
+    case "CurrentRow":
+      return "currentrow$()"
+    case "Offset":
+      return String(b.value)
+  }
+}
+
+/**
+ * Spark's `SpecifiedWindowFrame.toString`, as plans and frame errors print it:
+ * `specifiedwindowframe(RowFrame, unboundedpreceding$(), currentrow$())`.
+ *
+ * @since 0.1.0
+ */
+export const frameString = (f: E.WindowFrame): string =>
+  `specifiedwindowframe(${f.frameType === "rows" ? "RowFrame" : "RangeFrame"}, ${boundaryString(f.lower)}, ${boundaryString(f.upper)})`
+
+/**
+ * Spark's `toString` of a window function: `row_number()`, `rank(v#2)` (a ranking function's
+ * children are the window's order keys), `lag(v#2, -1, null)` (lag keeps the negated offset),
+ * `nth_value(v#2, 2, false)`.
+ *
+ * @since 0.1.0
+ */
+export const windowFunctionString = (
+  e: E.WindowFunction,
+  orderSpec: ReadonlyArray<E.Expression> = [],
+  print: (e: E.Expression) => string = expressionString
+): string => {
+  const args = e.args.map(print)
+  switch (e.name) {
+    case "rank":
+    case "dense_rank":
+    case "percent_rank":
+      return `${e.name}(${orderSpec.map((o) => print(o._tag === "SortOrder" ? o.child : o)).join(", ")})`
+    case "lag": {
+      const off = e.args[1]
+      const neg = off?._tag === "Literal" && typeof off.value === "number" ? String(-off.value) : args[1]
+      return `lag(${[args[0], neg, args[2]].join(", ")})`
+    }
+    case "nth_value":
+      return `nth_value(${[...args, String(e.ignoreNulls)].join(", ")})`
+    default:
+      return `${e.name}(${args.join(", ")})`
   }
 }
 
@@ -304,6 +371,9 @@ const nodeText = (p: P.LogicalPlan, parsed: boolean): string => {
       const gen = g._tag === "Explode" ? expressionString({ ...g, outer: false }) : expressionString(g)
       return `Generate ${gen}, ${outer}, ${list(p.generatorOutput)}`
     }
+    case "Window":
+      // Spark's Window node: window expressions, partition keys, order keys
+      return `Window ${list(p.windowExpressions)}, ${list(p.partitionSpec)}, ${list(p.orderSpec)}`
     case "WithColumns":
       return `WithColumns [${p.columns.map((c, i) => `${expressionString(c._tag === "Alias" ? c.child : c)} AS ${p.names[i]}`).join(", ")}]`
     case "WithColumnsRenamed":

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-export { Column, type ColumnOrName, type ColumnOrValue, type Primitive } from "./Column.ts"
+export { Column, type ColumnOrName, type ColumnOrValue, type Primitive, type WindowSpecLike } from "./Column.ts"
 export * as DataType from "./DataType.ts"
 export type { StructField, StructType } from "./DataType.ts"
 export { type IntervalString, type IntervalUnit, parseDurationMs, parseInterval } from "./Durations.ts"
@@ -28,3 +28,4 @@ export { structTypeOf } from "./RowSchema.ts"
 export type { MicroBatchSource, OutputMode, ReadLimit, Sink, SinkFormat, SourceFormat } from "./Streaming.ts"
 export { registerSinkFormat, registerSourceFormat } from "./Streaming.ts"
 export { Trigger, type TriggerInterval } from "./Trigger.ts"
+export { Window, WindowSpec } from "./Window.ts"

@@ -35,6 +35,7 @@ import {
   collect,
   hasAggregate,
   hasGenerator,
+  hasWindow,
   isAggregateFn,
   isExplode,
   NOTHING,
@@ -44,6 +45,13 @@ import {
 } from "./Resolver.ts"
 import { stableExprId, stablePlanId } from "./StableIds.ts"
 import { resolveSetOperation, resolveUnion } from "./UnionResolution.ts"
+import {
+  extractWindowExpressions,
+  failWindowHere,
+  failWithoutOver,
+  resolveWindowFrame,
+  typeWindowExpression
+} from "./WindowFunctionResolution.ts"
 import { extractTimeWindow, typeSessionWindow } from "./WindowResolution.ts"
 import {
   AnalysisFailure,
@@ -112,7 +120,6 @@ const nodeName = (p: P.LogicalPlan): string => {
 // ---------------------------------------------------------------------------------------------
 // The analyzer
 // ---------------------------------------------------------------------------------------------
-
 
 class Analyzer implements Resolver {
   readonly conf: AnalyzerConf
@@ -351,6 +358,13 @@ class Analyzer implements Resolver {
         if (e.ordinal !== undefined && child === e.child) return e
         return this.extractField(child, e.field)
       }
+      case "WindowExpression": {
+        const next = E.withChildren(
+          e,
+          E.children(e).map((c) => this.resolveRefs(c, scope))
+        ) as E.WindowExpression
+        return resolveWindowFrame(next)
+      }
       case "ScalarFunction":
       case "AggregateFunction": {
         const args = e.args.map((a) => {
@@ -545,6 +559,11 @@ class Analyzer implements Resolver {
         }
         return typeSessionWindow(this, e)
       }
+      case "WindowExpression":
+        if (allow.windows !== true || insideAggregate) return failWindowHere(e)
+        return typeWindowExpression(this, e)
+      case "WindowFunction":
+        return failWithoutOver(e)
       case "Explode": {
         const child = this.typeExpr(e.child, allow, insideAggregate)
         const t = dataTypeOf(child)
@@ -614,10 +633,6 @@ class Analyzer implements Resolver {
     return this.resolveScalar(call, call.args)
   }
 
-
-
-
-
   // ----- plans -------------------------------------------------------------------------------
 
   resolve(p: P.LogicalPlan): P.LogicalPlan {
@@ -676,6 +691,11 @@ class Analyzer implements Resolver {
         return resolveSetOperation(this, p)
       case "Generate":
         return this.resolveGenerate(p)
+      case "Window": {
+        // only the analyzer makes a Window: its expressions are resolved already
+        const child = this.resolve(p.child)
+        return child === p.child ? p : { ...p, child }
+      }
       case "WithColumns":
         return this.resolveWithColumns(p)
       case "WithColumnsRenamed":
@@ -705,6 +725,11 @@ class Analyzer implements Resolver {
         child: p.child
       }
       return this.resolveAggregateNamed(agg, child, owner, [], named)
+    }
+    // Spark's ExtractWindowExpressions: window expressions are computed by Window nodes below
+    if (named.some(hasWindow)) {
+      if (named.some(hasGenerator)) this.failGeneratorOutsideSelect(p)
+      return extractWindowExpressions(this, p, named, child, owner)
     }
     // Generators: only at the top level of the list, one per select
     const generators: Array<number> = []
@@ -810,6 +835,13 @@ class Analyzer implements Resolver {
     const child = this.resolve(p.child)
     const scope = this.scopeOf([child])
     const cond = this.resolveRefs(p.condition, scope)
+    if (hasWindow(cond)) {
+      return failClass(
+        "InvalidPlan",
+        "WINDOW_FUNCTION_NOT_ALLOWED_IN_CLAUSE",
+        "It is not allowed to use window functions inside WHERE clause."
+      )
+    }
     if (hasAggregate(cond) || hasGenerator(cond)) {
       const invalid = [...collect(cond, isAggregateFn), ...collect(cond, isExplode)]
       return failClass(
@@ -849,6 +881,7 @@ class Analyzer implements Resolver {
     for (const e of [...grouping, ...named]) {
       if (hasGenerator(e)) this.failGeneratorOutsideSelect(p)
     }
+    if (named.some(hasWindow)) return this.resolveWindowedAggregate(p, child, owner, grouping, named)
     for (const g of grouping) {
       if (hasAggregate(g)) {
         return failClass(
@@ -884,6 +917,70 @@ class Analyzer implements Resolver {
     }
     this.checkAggregation(result)
     return result
+  }
+
+  /**
+   * Spark's `ExtractWindowExpressions` over an aggregation (`select(sum(x), rank().over(
+   * orderBy(sum(x))))`, `groupBy(k).agg(sum(sum(x)).over(w))`): what the window expressions read
+   * (their arguments, partition and order keys) is computed by the aggregation as extra columns,
+   * the windows run over its output, and a select on top keeps the list's order and names.
+   */
+  private resolveWindowedAggregate(
+    p: P.Aggregate,
+    child: P.LogicalPlan,
+    owner: object,
+    grouping: ReadonlyArray<E.Expression>,
+    named: ReadonlyArray<E.Expression>
+  ): P.LogicalPlan {
+    const extra: Array<E.Alias> = []
+    const lift = (e: E.Expression): E.Expression => {
+      if (e._tag === "Literal") return e
+      if (e._tag === "SortOrder") return { ...e, child: lift(e.child) }
+      const a: E.Alias = {
+        _tag: "Alias",
+        child: e,
+        name: `_w${extra.length}`,
+        exprId: stableExprId(owner, `window-input:${extra.length}`)
+      }
+      extra.push(a)
+      return a
+    }
+    const rewritten = named.map((item) =>
+      hasWindow(item)
+        ? E.transformDown(item, (x) => {
+            if (x._tag !== "WindowExpression") return x
+            const fn = x.function
+            const liftedFn =
+              fn._tag === "AggregateFunction" || fn._tag === "WindowFunction" ? { ...fn, args: fn.args.map(lift) } : fn
+            return {
+              ...x,
+              function: liftedFn,
+              partitionSpec: x.partitionSpec.map(lift),
+              orderSpec: x.orderSpec.map(lift)
+            }
+          })
+        : item
+    )
+    const plain = named.filter((item) => !hasWindow(item))
+    const aggregate = this.resolveAggregateNamed(
+      { ...p, planId: stablePlanId(owner, "window-aggregate") },
+      child,
+      owner,
+      grouping,
+      [...plain, ...extra]
+    )
+    const out = output(aggregate)
+    const byId = new Map(out.map((a) => [a.exprId, a] as const))
+    const liftedIds = new Set(extra.map((a) => a.exprId))
+    let k = 0
+    const top = rewritten.map((item): E.Expression => {
+      if (!hasWindow(item)) return out[k++]
+      return E.transformDown(item, (x) =>
+        x._tag === "Alias" && liftedIds.has(x.exprId) ? (byId.get(x.exprId) as E.AttributeReference) : x
+      )
+    })
+    const project: P.Project = { _tag: "Project", planId: p.planId, projectList: top, child: aggregate }
+    return extractWindowExpressions(this, project, top, aggregate, owner)
   }
 
   /** Spark's `ExprUtils.assertValidAggregation`. */
@@ -977,11 +1074,6 @@ class Analyzer implements Resolver {
     if (restore === undefined) return sort
     return { _tag: "Project", planId: stablePlanId(p, "restore"), projectList: restore, child: sort }
   }
-
-
-
-
-
 
   private resolveGenerate(p: P.Generate): P.LogicalPlan {
     const child = this.resolve(p.child)

@@ -184,6 +184,13 @@ const dedupRight = (left: P.LogicalPlan, right: P.LogicalPlan, owner: object): P
         }
       case "EventTimeWatermark":
         return { ...p, eventTime: rewrite(p.eventTime) }
+      case "Window":
+        return {
+          ...p,
+          windowExpressions: renewAliases(p.windowExpressions),
+          partitionSpec: p.partitionSpec.map(rewrite),
+          orderSpec: p.orderSpec.map(rewrite)
+        }
       case "Limit":
       case "Distinct":
       case "Union":

@@ -141,6 +141,22 @@ const computeOutput = (p: P.LogicalPlan): ReadonlyArray<E.AttributeReference> =>
       return output(p.child)
     case "Generate":
       return [...output(p.child), ...p.generatorOutput]
+    case "Window":
+      // Spark's Window.output: the child's columns, then one per window expression
+      return [
+        ...output(p.child),
+        ...p.windowExpressions.map((e): E.AttributeReference => {
+          const a = e as E.Alias
+          return {
+            _tag: "AttributeReference",
+            name: a.name,
+            dataType: dataTypeOf(a.child),
+            nullable: nullableOf(a.child),
+            exprId: a.exprId,
+            qualifier: []
+          }
+        })
+      ]
     case "EventTimeWatermark": {
       // Spark's EventTimeWatermark.output: the event-time column carries the delay; any older
       // watermark on another column is dropped

@@ -39,6 +39,8 @@ export interface Scope {
 export interface Allow {
   readonly aggregates: boolean
   readonly sessionWindow: boolean
+  /** Window expressions (`fn.over(w)`): only in a select list (Spark's ExtractWindowExpressions). */
+  readonly windows?: boolean
 }
 
 export const NOTHING: Allow = { aggregates: false, sessionWindow: false }
@@ -94,10 +96,19 @@ export const semanticKey = (e: E.Expression): string => {
       return "current_timestamp()"
     case "SortOrder":
       return `${semanticKey(e.child)} ${e.direction} ${e.nullOrdering}`
+    case "WindowFunction":
+      return `win:${e.name}(${e.args.map(semanticKey).join(",")};${e.ignoreNulls})`
+    case "WindowExpression":
+      return `over(${semanticKey(e.function)};${e.partitionSpec.map(semanticKey).join(",")};${e.orderSpec.map(semanticKey).join(",")};${frameKey(e.frame)})`
     case "InvalidExpression":
       return `invalid(${e.message})`
   }
 }
+
+const boundaryKey = (b: E.FrameBoundary): string => (b._tag === "Offset" ? String(b.value) : b._tag)
+
+const frameKey = (f: E.WindowFrame | undefined): string =>
+  f === undefined ? "" : `${f.frameType}:${boundaryKey(f.lower)}:${boundaryKey(f.upper)}`
 
 export const collect = <A extends E.Expression>(e: E.Expression, p: (x: E.Expression) => x is A): Array<A> => {
   const out: Array<A> = []
@@ -114,5 +125,19 @@ export const isSessionWindow = (e: E.Expression): e is E.SessionWindow => e._tag
 export const isAggregateFn = (e: E.Expression): e is E.AggregateFunction => e._tag === "AggregateFunction"
 export const isExplode = (e: E.Expression): e is E.Explode => e._tag === "Explode"
 
-export const hasAggregate = (e: E.Expression): boolean => E.exists(e, (x) => x._tag === "AggregateFunction")
+/**
+ * Spark's `containsAggregates`: an aggregate that is not the function of a window expression
+ * (`sum(x).over(w)` is evaluated by the Window operator, `rank().over(orderBy(sum(x)))` still
+ * aggregates).
+ */
+export const hasAggregate = (e: E.Expression): boolean => {
+  if (e._tag === "AggregateFunction") return true
+  if (e._tag === "WindowExpression") {
+    const fnArgs = e.function._tag === "AggregateFunction" ? e.function.args : [e.function]
+    return [...fnArgs, ...e.partitionSpec, ...e.orderSpec].some(hasAggregate)
+  }
+  return E.children(e).some(hasAggregate)
+}
+export const isWindowExpression = (e: E.Expression): e is E.WindowExpression => e._tag === "WindowExpression"
+export const hasWindow = (e: E.Expression): boolean => E.exists(e, isWindowExpression)
 export const hasGenerator = (e: E.Expression): boolean => E.exists(e, (x) => x._tag === "Explode")

@@ -126,7 +126,15 @@ const stripImplicitCasts = (e: E.Expression): E.Expression => {
       }
     case "ScalarFunction":
     case "AggregateFunction":
+    case "WindowFunction":
       return { ...e, args: e.args.map(stripImplicitCasts) }
+    case "WindowExpression":
+      return {
+        ...e,
+        function: stripImplicitCasts(e.function),
+        partitionSpec: e.partitionSpec.map(stripImplicitCasts),
+        orderSpec: e.orderSpec.map(stripImplicitCasts)
+      }
     case "TimeWindow": {
       // Spark's TimeWindow SQL: window(ts, <window>, <slide>, <start>) in microseconds
       const us = (ms: number): E.Expression => ({ _tag: "Literal", value: ms * 1000, dataType: T.IntegerType })

@@ -28,8 +28,7 @@
  *
  * Operators Spark checks that tributary has no plan node for yet (and so are not checked here):
  * `applyInPandasWithState`, `transformWithState`, `cogroup`,
- * `except`, `intersect`, grouping sets (`cube`/`rollup`), `sample`, `offset`, non-time windows
- * (`over`), commands.
+ * grouping sets (`cube`/`rollup`), `sample`, `offset`, commands.
  *
  * @since 0.1.0
  */
@@ -37,6 +36,8 @@ import { output } from "./PlanOutput.ts"
 import { AnalysisError } from "../Errors.ts"
 import * as E from "../Expression.ts"
 import * as P from "../LogicalPlan.ts"
+import { prettyName, windowSpecSql } from "../ExpressionName.ts"
+import { expressionString, windowFunctionString } from "../PlanString.ts"
 import type { OutputMode } from "../Streaming.ts"
 
 /** Spark's `SQLConf` keys the checker reads. */
@@ -519,6 +520,7 @@ const isStatefulOperation = (p: P.LogicalPlan): boolean => {
     case "Intersect":
     case "Except":
     case "Generate":
+    case "Window":
     case "WithColumns":
     case "WithColumnsRenamed":
     case "Drop":
@@ -712,7 +714,41 @@ const checkOperator = (
       return undefined
     case "TransformWithState":
       return checkTransformWithState(p)
+    case "Window":
+      return P.isStreaming(p.child) ? nonTimeWindowNotSupported(p) : undefined
   }
+}
+
+/**
+ * Spark's `NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING` (`QueryExecutionErrors
+ * .nonTimeWindowNotSupportedInStreamingError`): the functions as their `toString`, the columns
+ * and the specifications as SQL, upper-cased by `toSQLStmt` (the test "SPARK-44044:
+ * non-time-window" of StreamingAggregationSuite).
+ */
+const nonTimeWindowNotSupported = (p: P.Window): AnalysisError => {
+  const funcs: Array<string> = []
+  const names: Array<string> = []
+  const specs: Array<string> = []
+  for (const e of p.windowExpressions) {
+    const name = e._tag === "Alias" ? e.name : prettyName(e)
+    E.exists(e, (x) => {
+      if (x._tag !== "WindowExpression") return false
+      funcs.push(
+        (x.function._tag === "WindowFunction"
+          ? windowFunctionString(x.function, x.orderSpec)
+          : expressionString(x.function)
+        ).toUpperCase()
+      )
+      names.push(`\`${name.replace(/`/g, "``")}\``)
+      specs.push(windowSpecSql(x.partitionSpec, x.orderSpec, x.frame).toUpperCase())
+      return false
+    })
+  }
+  return new AnalysisError({
+    reason: "UnsupportedOperation",
+    errorClass: "NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING",
+    message: `[NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING] Window function is not supported in ${funcs.join(",")} (as column ${names.join(",")}) on streaming DataFrames/Datasets. Structured Streaming only supports time-window aggregation using the WINDOW function. (window specification: ${specs.join(",")})`
+  })
 }
 
 /**

@@ -19,6 +19,7 @@ import { type CalendarInterval, parseInterval } from "../../core/Durations.ts"
 import { ConnectorError, type StateStoreError } from "../../core/Errors.ts"
 import type * as E from "../../core/Expression.ts"
 import { type AggregateImpl, makeAggregate } from "../../core/functions/Aggregates.ts"
+import { windowRows } from "./WindowExec.ts"
 import type { DataSourceRelation, JoinType, StreamingRelation } from "../../core/LogicalPlan.ts"
 import { isDeterministic } from "../../core/optimizer/Optimizer.ts"
 import { comparator } from "../../core/Ordering.ts"
@@ -171,6 +172,8 @@ const run = (
       return unary(p.child, (rows) => takeOrdered(p, rows, cctx))
     case "DeduplicateExec":
       return unary(p.child, (rows) => deduplicate(p, rows, cctx))
+    case "WindowExec":
+      return unary(p.child, (rows) => windowRows(p, rows, cctx))
     case "UnionExec":
       return Effect.map(
         Effect.forEach(p.children, (c) => run(c, ctx, cctx)),
@@ -225,7 +228,9 @@ const run = (
       const stateful = ctx.stateful ?? batchStatefulContext(ctx.currentTimestampMs)
       // Spark applies the initial state in batch 0 only, so its plan runs only then.
       const initial =
-        p.initialState !== undefined && stateful.batchId === 0 ? run(p.initialState, ctx, cctx) : Effect.succeed(undefined)
+        p.initialState !== undefined && stateful.batchId === 0
+          ? run(p.initialState, ctx, cctx)
+          : Effect.succeed(undefined)
       return Effect.flatMap(Effect.all([run(p.child, ctx, cctx), initial]), ([rows, initialRows]) => {
         const exec = executeTransformWithState(p, rows, initialRows, stateful)
         return batch ? Effect.orDie(exec) : exec

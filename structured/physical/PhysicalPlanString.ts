@@ -12,6 +12,7 @@ import * as T from "../../core/DataType.ts"
 import type * as E from "../../core/Expression.ts"
 import { formatDate, formatDouble, formatTimestamp } from "../../core/ExpressionName.ts"
 import { joinTypeName } from "../../core/LogicalPlan.ts"
+import { frameString, windowFunctionString } from "../../core/PlanString.ts"
 import * as P from "./SparkPlan.ts"
 
 /**
@@ -159,6 +160,17 @@ export const expressionString = (e: E.Expression): string => {
       }`
     case "InvalidExpression":
       return `<invalid: ${e.message}>`
+    case "WindowFunction":
+      return windowFunctionString(e, [], expressionString)
+    case "WindowExpression": {
+      const fn =
+        e.function._tag === "WindowFunction"
+          ? windowFunctionString(e.function, e.orderSpec, expressionString)
+          : expressionString(e.function)
+      const spec = [...e.partitionSpec, ...e.orderSpec].map(expressionString)
+      spec.push(e.frame === undefined ? "unspecifiedframe$()" : frameString(e.frame))
+      return `${fn} windowspecdefinition(${spec.join(", ")})`
+    }
   }
 }
 
@@ -169,7 +181,6 @@ const namedString = (e: E.Expression, out: E.AttributeReference | undefined): st
     : expressionString(e)
 
 const list = (xs: ReadonlyArray<string>, sep = ", "): string => `[${xs.join(sep)}]`
-
 
 const DAY_MS = 86_400_000
 
@@ -309,6 +320,12 @@ const nodeString = (p: P.SparkPlan): string => {
       return "Union"
     case "SetOperationExec":
       return `${p.kind === "intersect" ? "Intersect" : "Except"}${p.isAll ? "All" : ""} ${list(p.output.map(attributeString))}`
+    case "WindowExec": {
+      // Spark's WindowExec line (Spark also shows the Sort and Exchange below it; one task here)
+      const base = p.child.output.length
+      const exprs = p.windowExpressions.map((e, i) => namedString(e, p.output[base + i]))
+      return `Window ${list(exprs)}, ${list(p.partitionSpec.map(expressionString))}, ${list(p.orderSpec.map(expressionString))}`
+    }
     case "GenerateExec":
       return `Generate ${expressionString(p.generator)}, ${list(p.child.output.map(attributeString))}, ${
         p.generator._tag === "Explode" ? p.generator.outer : false

@@ -569,6 +569,16 @@ const planNode = (p: L.LogicalPlan, isRoot: boolean, streaming: boolean): P.Spar
         left: planNode(p.left, false, streaming),
         right: planNode(p.right, false, streaming)
       }
+    case "Window":
+      // The checker refuses a window over a stream (NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING)
+      return {
+        _tag: "WindowExec",
+        output: PlanOutput.output(p),
+        windowExpressions: p.windowExpressions,
+        partitionSpec: p.partitionSpec,
+        orderSpec: p.orderSpec,
+        child: planNode(p.child, false, streaming)
+      }
     case "Generate": {
       const child = planNode(p.child, false, streaming)
       const g = stripAlias(p.generator)

@@ -42,6 +42,7 @@ export type SparkPlan =
   | DeduplicateExec
   | UnionExec
   | SetOperationExec
+  | WindowExec
   | GenerateExec
   | MapElementsExec
   | EventTimeWatermarkExec
@@ -220,6 +221,20 @@ export interface SetOperationExec {
   readonly isAll: boolean
   readonly left: SparkPlan
   readonly right: SparkPlan
+}
+
+/**
+ * Spark's `WindowExec`: the child's rows with the window expressions (`Alias`es of
+ * `WindowExpression`s sharing `partitionSpec` and `orderSpec`) appended (`WindowExec.ts`).
+ * Batch only: the checker refuses a window over a stream.
+ */
+export interface WindowExec {
+  readonly _tag: "WindowExec"
+  readonly output: ReadonlyArray<AttributeReference>
+  readonly windowExpressions: ReadonlyArray<Expression>
+  readonly partitionSpec: ReadonlyArray<Expression>
+  readonly orderSpec: ReadonlyArray<Expression>
+  readonly child: SparkPlan
 }
 
 /**
@@ -420,6 +435,7 @@ export const children = (p: SparkPlan): ReadonlyArray<SparkPlan> => {
     case "TakeOrderedAndProjectExec":
     case "DeduplicateExec":
     case "GenerateExec":
+    case "WindowExec":
     case "MapElementsExec":
     case "EventTimeWatermarkExec":
     case "StatefulAggregateExec":
@@ -463,6 +479,7 @@ export const withChildren = (p: SparkPlan, next: ReadonlyArray<SparkPlan>): Spar
     case "TakeOrderedAndProjectExec":
     case "DeduplicateExec":
     case "GenerateExec":
+    case "WindowExec":
     case "MapElementsExec":
     case "EventTimeWatermarkExec":
     case "StatefulAggregateExec":
