@@ -238,4 +238,176 @@ export const to_avro = <const C extends ColumnOrName>(
     dataType: undefined
   })
 
+// ---------------------------------------------------------------------------------------------
+// Statistical aggregates and percentiles (issue #21)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The sample standard deviation of the non-null values, as Spark's `stddev` (an alias of
+ * `stddev_samp`, named `stddev(x)`): a double, null over no values and over a single value (NaN
+ * with `spark.sql.legacy.statisticalAggregate=true`).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const spread = [F.stddev("amount"), F.stddev_pop("amount"), F.variance("amount")]
+ * ```
+ * @since 0.6.0
+ */
+export const stddev = <const C extends ColumnOrName>(c: C): Column<number | null, `stddev(${NameOf<C>})`> =>
+  aggregate("stddev", [toColumnExpr(c)])
+
+/** Spark's `std`: `stddev_samp` named `std(x)`. */
+export const std = <const C extends ColumnOrName>(c: C): Column<number | null, `std(${NameOf<C>})`> =>
+  aggregate("std", [toColumnExpr(c)])
+
+/** The sample standard deviation (divides by n - 1); see `stddev`. */
+export const stddev_samp = <const C extends ColumnOrName>(c: C): Column<number | null, `stddev_samp(${NameOf<C>})`> =>
+  aggregate("stddev_samp", [toColumnExpr(c)])
+
+/** The population standard deviation (divides by n); null over no values, 0 over one. */
+export const stddev_pop = <const C extends ColumnOrName>(c: C): Column<number | null, `stddev_pop(${NameOf<C>})`> =>
+  aggregate("stddev_pop", [toColumnExpr(c)])
+
+/** Spark's `variance`: `var_samp` named `variance(x)`. */
+export const variance = <const C extends ColumnOrName>(c: C): Column<number | null, `variance(${NameOf<C>})`> =>
+  aggregate("variance", [toColumnExpr(c)])
+
+/** The sample variance (divides by n - 1); null over one value, as `stddev_samp`. */
+export const var_samp = <const C extends ColumnOrName>(c: C): Column<number | null, `var_samp(${NameOf<C>})`> =>
+  aggregate("var_samp", [toColumnExpr(c)])
+
+/** The population variance (divides by n). */
+export const var_pop = <const C extends ColumnOrName>(c: C): Column<number | null, `var_pop(${NameOf<C>})`> =>
+  aggregate("var_pop", [toColumnExpr(c)])
+
+/**
+ * Pearson's correlation coefficient of two columns over the rows where both are non-null, as
+ * Spark's `corr`: null over no pairs and over one pair; NaN when a column is constant.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const stats = [F.corr("x", "y"), F.covar_samp("x", "y"), F.covar_pop("x", "y")]
+ * ```
+ * @since 0.6.0
+ */
+export const corr = <const A extends ColumnOrName, const B extends ColumnOrName>(
+  a: A,
+  b: B
+): Column<number | null, `corr(${NameOf<A>}, ${NameOf<B>})`> => aggregate("corr", [toColumnExpr(a), toColumnExpr(b)])
+
+/** The population covariance of two columns (pairs with a null are skipped). */
+export const covar_pop = <const A extends ColumnOrName, const B extends ColumnOrName>(
+  a: A,
+  b: B
+): Column<number | null, `covar_pop(${NameOf<A>}, ${NameOf<B>})`> =>
+  aggregate("covar_pop", [toColumnExpr(a), toColumnExpr(b)])
+
+/** The sample covariance of two columns; null over one pair. */
+export const covar_samp = <const A extends ColumnOrName, const B extends ColumnOrName>(
+  a: A,
+  b: B
+): Column<number | null, `covar_samp(${NameOf<A>}, ${NameOf<B>})`> =>
+  aggregate("covar_samp", [toColumnExpr(a), toColumnExpr(b)])
+
+/**
+ * The value of `e` on the row with the largest `ord`, as Spark's `max_by`: rows whose `ord` is
+ * null are skipped; on a tie the later row wins (Spark documents the choice as unspecified).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const latest = F.max_by("status", "updatedAt").as("latestStatus")
+ * ```
+ * @since 0.6.0
+ */
+export const max_by = <const E extends ColumnOrName, const O extends ColumnOrName>(
+  e: E,
+  ord: O
+): Column<ValueOf<E>, `max_by(${NameOf<E>}, ${NameOf<O>})`> => aggregate("max_by", [toColumnExpr(e), toColumnExpr(ord)])
+
+/** The value of `e` on the row with the smallest `ord`; see `max_by`. */
+export const min_by = <const E extends ColumnOrName, const O extends ColumnOrName>(
+  e: E,
+  ord: O
+): Column<ValueOf<E>, `min_by(${NameOf<E>}, ${NameOf<O>})`> => aggregate("min_by", [toColumnExpr(e), toColumnExpr(ord)])
+
+/** The exact median of a numeric column (Spark's `median`, `percentile(x, 0.5)`): a double. */
+export const median = <const C extends ColumnOrName>(c: C): Column<number | null, `median(${NameOf<C>})`> =>
+  aggregate("median", [toColumnExpr(c)])
+
+/** A percentage: a number in [0.0, 1.0], an array of them, or a constant column. */
+type Percentage = number | ReadonlyArray<number> | Column<unknown, string>
+
+/** A percentage argument: a number is a double literal, an array is `array(...)` of them (as pyspark's `lit(list)`). */
+const percentageExpr = (p: Percentage): E.Expression => {
+  const double = (v: number): E.Expression => ({ _tag: "Literal", value: v, dataType: T.DoubleType })
+  if (p instanceof Column) return p.expr
+  if (typeof p === "number") return double(p)
+  return { _tag: "ScalarFunction", name: "array", args: p.map(double), dataType: undefined }
+}
+
+type PercentileResult<P> = P extends ReadonlyArray<number> ? Array<number> : number
+
+/**
+ * The exact percentile(s) of a numeric column, as Spark's `percentile`: `percentage` in
+ * [0.0, 1.0], or an array of them (the result is then an array); values between two ranks are
+ * interpolated linearly. `frequency` weighs each row by a positive integral column. Named as
+ * Spark names it: `percentile(x, 0.5, 1)`.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const quartiles = F.percentile("latency", [0.25, 0.5, 0.75]).as("quartiles")
+ * ```
+ * @since 0.6.0
+ */
+export const percentile = <const C extends ColumnOrName, const P extends Percentage>(
+  c: C,
+  percentage: P,
+  frequency?: ColumnOrName
+): Column<PercentileResult<P> | null, `percentile(${NameOf<C>}, ${string})`> =>
+  aggregate("percentile", [
+    toColumnExpr(c),
+    percentageExpr(percentage),
+    frequency === undefined ? { _tag: "Literal", value: 1, dataType: T.LongType } : toColumnExpr(frequency)
+  ])
+
+/**
+ * The approximate percentile(s) of a numeric, date or timestamp column, as Spark's
+ * `percentile_approx`: the smallest value whose rank reaches `percentage` of the count, within
+ * `1 / accuracy` of it (Greenwald–Khanna, as Spark's `QuantileSummaries`; exact while the group
+ * has fewer values than `accuracy`). The result has the column's type (an array of it for an
+ * array of percentages). Named `percentile_approx(x, 0.5, 10000)`.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const p99 = F.percentile_approx("latency", 0.99, 1000).as("p99")
+ * ```
+ * @since 0.6.0
+ */
+export const percentile_approx = <const C extends ColumnOrName, const P extends Percentage>(
+  c: C,
+  percentage: P,
+  accuracy: number = DEFAULT_ACCURACY
+): Column<
+  (P extends ReadonlyArray<number> ? Array<ValueOf<C>> : ValueOf<C>) | null,
+  `percentile_approx(${NameOf<C>}, ${string})`
+> => aggregate("percentile_approx", [toColumnExpr(c), percentageExpr(percentage), lit(accuracy).expr])
+
+/** Spark's `approx_percentile`: `percentile_approx` under its other name. */
+export const approx_percentile = <const C extends ColumnOrName, const P extends Percentage>(
+  c: C,
+  percentage: P,
+  accuracy: number = DEFAULT_ACCURACY
+): Column<
+  (P extends ReadonlyArray<number> ? Array<ValueOf<C>> : ValueOf<C>) | null,
+  `approx_percentile(${NameOf<C>}, ${string})`
+> => aggregate("approx_percentile", [toColumnExpr(c), percentageExpr(percentage), lit(accuracy).expr])
+
+/** Spark's `ApproximatePercentile.DEFAULT_PERCENTILE_ACCURACY`. */
+const DEFAULT_ACCURACY = 10000
+
 export * from "./functions/ScalarFunctions.ts"

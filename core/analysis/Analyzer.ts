@@ -26,6 +26,9 @@ import { AnalysisError, suggestions } from "../Errors.ts"
 import * as E from "../Expression.ts"
 import { prettyName } from "../ExpressionName.ts"
 import { resolveAggregate } from "../functions/Aggregates.ts"
+
+/** The aggregates whose division by zero follows `spark.sql.legacy.statisticalAggregate`. */
+const STATISTICAL_AGGREGATES = new Set<E.AggregateName>(["stddev", "std", "stddev_samp", "variance", "var_samp", "corr", "covar_samp"])
 import { lookup } from "../functions/mod.ts"
 import * as P from "../LogicalPlan.ts"
 import { resolveJoin } from "./JoinResolution.ts"
@@ -527,7 +530,12 @@ class Analyzer implements Resolver {
           const to = r.castArgsTo[i]
           return to === undefined || equalsType(argTypes[i], to) ? a : implicitCast(a, to)
         })
-        return { ...e, args: cast, dataType: r.resultType }
+        // Spark's statistical aggregates read spark.sql.legacy.statisticalAggregate when built.
+        const options =
+          this.conf.legacyStatisticalAggregate === true && STATISTICAL_AGGREGATES.has(e.name)
+            ? { ...e.options, legacyStatisticalAggregate: true }
+            : e.options
+        return { ...e, args: cast, options, dataType: r.resultType }
       }
       case "TimeWindow":
         return fail(
