@@ -27,7 +27,8 @@ const run = <A>(f: (spark: Spark) => Effect.Effect<A, unknown, never>, conf?: Re
     }).pipe(Effect.provide(Session.layer())) as Effect.Effect<A, never, never>
   )
 
-const rowsOf = <R>(df: DataFrame<R>) => df.collect() as unknown as Effect.Effect<ReadonlyArray<Record<string, unknown>>, unknown>
+const rowsOf = <R>(df: DataFrame<R>) =>
+  df.collect() as unknown as Effect.Effect<ReadonlyArray<Record<string, unknown>>, unknown>
 
 /** Spark's `testData2`: (1,1), (1,2), (2,1), (2,2), (3,1), (3,2). */
 const testData2 = (spark: Spark) =>
