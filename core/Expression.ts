@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import type { DataType } from "./DataType.ts"
+import type { ScalarFunctionDef } from "./functions/Registry.ts"
 
 export type Expression =
   | UnresolvedAttribute
@@ -132,6 +133,16 @@ export interface ScalarFunction {
   readonly name: string
   readonly args: ReadonlyArray<Expression>
   readonly dataType: DataType | undefined
+  /**
+   * A user-defined function (`F.udf`): its definition travels with the call instead of being
+   * looked up by `name` (which is only its display name, `UDF` unless `withName` gave one).
+   */
+  readonly udf?: UserDefinedFunctionDef
+}
+
+/** The definition of a JavaScript UDF; `id` tells two UDFs of the same name apart. */
+export interface UserDefinedFunctionDef extends ScalarFunctionDef {
+  readonly id: number
 }
 
 export type AggregateName =

@@ -19,6 +19,7 @@ import * as T from "./DataType.ts"
 import type * as E from "./Expression.ts"
 import { parseDurationMs } from "./Durations.ts"
 import * as Scalar from "./functions/ScalarFunctions.ts"
+import { toExternal, toInternal } from "./Row.ts"
 
 type NameOf<C> = C extends string ? C : C extends Column<any, infer N> ? N : string
 type ValueOf<C> = C extends Column<infer V, any> ? V : unknown
@@ -409,5 +410,109 @@ export const approx_percentile = <const C extends ColumnOrName, const P extends 
 
 /** Spark's `ApproximatePercentile.DEFAULT_PERCENTILE_ACCURACY`. */
 const DEFAULT_ACCURACY = 10000
+
+// ---------------------------------------------------------------------------------------------
+// User-defined functions (issue #21)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A JavaScript function usable as a column expression: call it with columns (or column names)
+ * to get a `Column`. Made by `F.udf`. As Spark's `UserDefinedFunction`, `withName` names its
+ * calls (`UDF(a)` otherwise), `asNondeterministic` keeps the optimizer from merging or moving
+ * its calls, and `asNonNullable` declares that it never returns null.
+ *
+ * @since 0.6.0
+ */
+export interface UserDefinedFunction<Args extends ReadonlyArray<unknown>, R> {
+  (...columns: { readonly [K in keyof Args]: ColumnOrName }): Column<R, string>
+  readonly returnType: T.DataType | undefined
+  readonly name: string
+  readonly deterministic: boolean
+  readonly nullable: boolean
+  withName(name: string): UserDefinedFunction<Args, R>
+  asNondeterministic(): UserDefinedFunction<Args, R>
+  asNonNullable(): UserDefinedFunction<Args, R>
+}
+
+let nextUdfId = 1
+
+const makeUdf = <Args extends ReadonlyArray<unknown>, R>(
+  f: (...args: Args) => R,
+  returnType: T.DataType | undefined,
+  typeName: string,
+  name: string,
+  deterministic: boolean,
+  nullable: boolean
+): UserDefinedFunction<Args, R> => {
+  const id = nextUdfId++
+  const def: E.UserDefinedFunctionDef = {
+    id,
+    name,
+    deterministic,
+    resolve: (argTypes, args) =>
+      returnType === undefined
+        ? { _tag: "Invalid", message: `F.udf: ${JSON.stringify(typeName)} is not a Spark type name.` }
+        : argTypes.length !== f.length && f.length > 0
+          ? {
+              _tag: "Invalid",
+              message: `[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The \`${name}\` requires ${f.length} parameters but the actual number is ${args.length}.`
+            }
+          : { _tag: "Resolved", resultType: returnType, nullable, castArgsTo: args.map(() => undefined) },
+    compile: (args, argTypes, resultType) => {
+      // The function sees external values (a Date for a timestamp, an object for a struct) and
+      // returns one; undefined is null.
+      const toJs = argTypes.map(toExternal)
+      const fromJs = toInternal(resultType)
+      const n = args.length
+      const call = f as unknown as (...xs: Array<unknown>) => unknown
+      return (row) => {
+        const xs = new Array<unknown>(n)
+        for (let i = 0; i < n; i++) xs[i] = toJs[i](args[i](row))
+        const r = call(...xs)
+        return r === undefined || r === null ? null : fromJs(r)
+      }
+    }
+  }
+  const apply = (...columns: ReadonlyArray<ColumnOrName>): Column<R, string> =>
+    new Column({ _tag: "ScalarFunction", name, args: columns.map(toColumnExpr), dataType: undefined, udf: def })
+  return Object.assign(apply, {
+    returnType,
+    deterministic,
+    nullable,
+    withName: (n: string) => makeUdf(f, returnType, typeName, n, deterministic, nullable),
+    asNondeterministic: () => makeUdf(f, returnType, typeName, name, false, nullable),
+    asNonNullable: () => makeUdf(f, returnType, typeName, name, deterministic, false)
+  }) as unknown as UserDefinedFunction<Args, R>
+}
+
+/**
+ * A user-defined function from a typed JavaScript function and its Spark return type (a
+ * `DataType` or a type name such as `"int"` or `"array<string>"`), as pyspark's
+ * `udf(f, returnType)`. Its calls are named `UDF(a)` (or by `withName`). The function gets each
+ * argument as a JavaScript value (null stays null, timestamps are `Date`s, structs objects); it
+ * runs in the local engine only: over Spark Connect the query is refused with an `AnalysisError`
+ * (JavaScript cannot run on the JVM).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const initials = F.udf((name: string | null) => (name === null ? null : name.slice(0, 1)), "string")
+ * const columns = [initials("name").as("initial"), initials.withName("first")(F.col("name"))]
+ * ```
+ * @since 0.6.0
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the parameters of any function type must be accepted
+export const udf = <const Args extends ReadonlyArray<any>, R>(
+  f: (...args: Args) => R,
+  returnType: T.DataType | string
+): UserDefinedFunction<Args, R> =>
+  makeUdf(
+    f,
+    typeof returnType === "string" ? T.parseTypeString(returnType) : returnType,
+    typeof returnType === "string" ? returnType : T.simpleString(returnType),
+    "UDF",
+    true,
+    true
+  )
 
 export * from "./functions/ScalarFunctions.ts"

@@ -583,7 +583,7 @@ class Analyzer implements Resolver {
   }
 
   resolveScalar(e: E.ScalarFunction, args: ReadonlyArray<E.Expression>): E.Expression {
-    const def = lookup(e.name)
+    const def = e.udf ?? lookup(e.name)
     if (def === undefined) {
       return failClass(
         "InvalidPlan",
