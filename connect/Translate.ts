@@ -176,10 +176,7 @@ class Walker {
               create(PE.ExpressionSchema, {
                 exprType: { case: "unresolvedStar", value: create(PE.Expression_UnresolvedStarSchema) }
               }),
-              alias(
-                this.expr(p.generator),
-                p.generatorOutput.map((a) => a.name)
-              )
+              alias(this.expr(p.generator), p.generatorOutput.map((a) => a.name))
             ]
           })
         }
@@ -220,11 +217,7 @@ class Walker {
           value: create(PR.SubqueryAliasSchema, { input: this.relation(p.child), alias: p.alias })
         }
       case "TypedFilter":
-        this.fail(
-          refuse(
-            `filter with a JavaScript function (TypedFilter) cannot be translated for Spark: ${JS_REASON}. Use a Column condition (F.col(...)) instead.`
-          )
-        )
+        this.fail(refuse(`filter with a JavaScript function (TypedFilter) cannot be translated for Spark: ${JS_REASON}. Use a Column condition (F.col(...)) instead.`))
         return this.refusedChild(p.child)
       case "MapElements":
         this.fail(
@@ -234,11 +227,7 @@ class Walker {
         )
         return this.refusedChild(p.child)
       case "TransformWithState":
-        this.fail(
-          refuse(
-            `transformWithState (TransformWithState) cannot be translated for Spark: ${JS_REASON} (its StatefulProcessor is JavaScript).`
-          )
-        )
+        this.fail(refuse(`transformWithState (TransformWithState) cannot be translated for Spark: ${JS_REASON} (its StatefulProcessor is JavaScript).`))
         this.refusedChild(p.child)
         if (p.initialState !== undefined) this.relation(p.initialState)
         return { case: undefined }
@@ -285,8 +274,7 @@ class Walker {
       this.fail(
         new AnalysisError({
           reason: "InvalidPlan",
-          message:
-            "This DataFrame came from spark.sql on another remote session; it can only run on the session that made it."
+          message: "This DataFrame came from spark.sql on another remote session; it can only run on the session that made it."
         })
       )
       return { case: undefined }
@@ -431,9 +419,7 @@ class Walker {
     return create(PE.Expression_SortOrderSchema, {
       child: this.expr(o.child),
       direction:
-        o.direction === "asc"
-          ? PE.Expression_SortOrder_SortDirection.ASCENDING
-          : PE.Expression_SortOrder_SortDirection.DESCENDING,
+        o.direction === "asc" ? PE.Expression_SortOrder_SortDirection.ASCENDING : PE.Expression_SortOrder_SortDirection.DESCENDING,
       nullOrdering:
         o.nullOrdering === "nullsFirst"
           ? PE.Expression_SortOrder_NullOrdering.SORT_NULLS_FIRST
@@ -514,8 +500,7 @@ class Walker {
           this.fail(
             new AnalysisError({
               reason: "InvalidArgument",
-              message:
-                "The window duration, slide duration and start time must be interval strings such as '10 seconds'."
+              message: "The window duration, slide duration and start time must be interval strings such as '10 seconds'."
             })
           )
         }
@@ -564,9 +549,7 @@ class Walker {
       case "approx_count_distinct":
         // pyspark passes rsd only when the user gave one; 0.05 is Spark's default.
         if (e.options.rsd !== undefined && e.options.rsd !== 0.05) {
-          args.push(
-            literalExpr(create(PE.Expression_LiteralSchema, { literalType: { case: "double", value: e.options.rsd } }))
-          )
+          args.push(literalExpr(create(PE.Expression_LiteralSchema, { literalType: { case: "double", value: e.options.rsd } })))
         }
         break
       default:
