@@ -515,4 +515,40 @@ export const udf = <const Args extends ReadonlyArray<any>, R>(
     true
   )
 
+// ---------------------------------------------------------------------------------------------
+// monotonically_increasing_id and arrays_zip (issue #21)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Spark's `monotonically_increasing_id()`: a unique, increasing bigint per row, the partition
+ * index shifted left by 33 bits plus the row's position in its partition. The local engine runs
+ * a batch as a single partition, so the ids are 0, 1, 2, … in row order (Spark's differ when it
+ * splits the input). Not allowed in streaming queries, as in Spark.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const withId = F.monotonically_increasing_id().as("id")
+ * ```
+ * @since 0.6.0
+ */
+export const monotonically_increasing_id = (): Column<number, "monotonically_increasing_id()"> =>
+  new Column({ _tag: "ScalarFunction", name: "monotonically_increasing_id", args: [], dataType: undefined })
+
+/**
+ * Spark's `arrays_zip(a, b, …)`: an array of structs whose i-th struct holds the i-th elements
+ * of the arrays (null past the end of a shorter one); null when any array is null. The struct's
+ * fields are named after the argument columns (`arrays_zip("xs", "ys")` has fields `xs` and
+ * `ys`), by position (`"0"`, `"1"`) for other expressions.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const pairs = F.explode(F.arrays_zip("names", "scores")).as("pair")
+ * ```
+ * @since 0.6.0
+ */
+export const arrays_zip = (...columns: ReadonlyArray<ColumnOrName>): Column<Array<Record<string, unknown>>, string> =>
+  new Column({ _tag: "ScalarFunction", name: "arrays_zip", args: columns.map(toColumnExpr), dataType: undefined })
+
 export * from "./functions/ScalarFunctions.ts"

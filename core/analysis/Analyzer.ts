@@ -27,6 +27,9 @@ import * as E from "../Expression.ts"
 import { prettyName } from "../ExpressionName.ts"
 import { resolveAggregate } from "../functions/Aggregates.ts"
 
+/** Functions whose struct fields are named by their arguments' aliases (Spark's CreateStruct, ArraysZip). */
+const NAMES_FIELDS_BY_ALIAS = new Set(["struct", "arrays_zip"])
+
 /** The aggregates whose division by zero follows `spark.sql.legacy.statisticalAggregate`. */
 const STATISTICAL_AGGREGATES = new Set<E.AggregateName>(["stddev", "std", "stddev_samp", "variance", "var_samp", "corr", "covar_samp"])
 import { lookup } from "../functions/mod.ts"
@@ -365,8 +368,8 @@ class Analyzer implements Resolver {
             )
           }
           // Spark's CreateStruct names its fields after aliased arguments before CleanupAliases
-          // trims aliases: struct(a AS u) has a field `u`, so these aliases stay
-          if (a._tag === "Alias" && e._tag === "ScalarFunction" && e.name.toLowerCase() === "struct") {
+          // trims aliases: struct(a AS u) has a field `u`, so these aliases stay (ArraysZip too)
+          if (a._tag === "Alias" && e._tag === "ScalarFunction" && NAMES_FIELDS_BY_ALIAS.has(e.name.toLowerCase())) {
             const child = this.resolveRefs(a.child, scope)
             return child === a.child ? a : { ...a, child }
           }
