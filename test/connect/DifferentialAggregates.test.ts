@@ -70,3 +70,33 @@ describe("differential: statistical aggregates and percentiles", () => {
     }
   ])
 })
+
+describe("differential: both engines refuse", () => {
+  cases([
+    {
+      name: "a percentage out of [0, 1]",
+      expectFailure: true,
+      build: (_, d) => d.events.agg(F.percentile("amount", 1.5))
+    },
+    {
+      name: "a percentile_approx accuracy of 0",
+      expectFailure: true,
+      build: (_, d) => d.events.agg(F.percentile_approx("amount", 0.5, 0))
+    },
+    {
+      name: "a non-constant percentage",
+      expectFailure: true,
+      build: (_, d) => d.events.agg(F.percentile_approx("amount", F.col("price")))
+    },
+    {
+      name: "stddev of a boolean",
+      expectFailure: true,
+      build: (_, d) => d.events.agg(F.stddev(F.col("amount").gt(1)))
+    },
+    {
+      name: "max_by ordered by a map",
+      expectFailure: true,
+      build: (_, d) => d.events.agg(F.max_by("id", F.create_map(F.lit("k"), F.col("amount"))))
+    }
+  ])
+})
