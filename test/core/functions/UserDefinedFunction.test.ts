@@ -5,10 +5,18 @@
  * structs as objects), the function runs once per row (never folded over constants, as Spark's
  * ScalaUDF is not foldable), and `asNondeterministic` keeps a filter on it above an aggregation.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import * as T from "../../../core/DataType.ts"
-import { F, Session } from "../../../mod.ts"
+import { F, MemoryStream, Session } from "../../../mod.ts"
+import {
+  AddData,
+  CheckAnswer,
+  CheckLastBatch,
+  StartStream,
+  StopStream,
+  testStream
+} from "../../../structured/testing.ts"
 
 type Spark = Effect.Success<typeof Session>
 
@@ -121,6 +129,24 @@ describe("F.udf", () => {
     expect(pushed.indexOf("Filter")).toBeGreaterThan(pushed.indexOf("Aggregate"))
     const kept = await optimized(random)
     expect(kept.indexOf("Filter")).toBeLessThan(kept.indexOf("Aggregate"))
+  })
+
+  it("runs in a streaming query, before a stateful aggregation and across a restart", async () => {
+    const bucket = F.udf((v: number) => (v < 10 ? "small" : "large"), "string").withName("bucket")
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const input = yield* MemoryStream.make(Schema.Int)
+        const counts = input.toDF().groupBy(bucket("value").as("b")).agg(F.count("*").as("n"))
+        yield* testStream(counts, "complete", [
+          AddData(input, 1, 20, 3),
+          CheckLastBatch({ b: "small", n: 2 }, { b: "large", n: 1 }),
+          StopStream,
+          StartStream(),
+          AddData(input, 30),
+          CheckAnswer({ b: "small", n: 2 }, { b: "large", n: 2 })
+        ])
+      }).pipe(Effect.provide(Session.layer()))
+    )
   })
 
   it("an unknown type name fails the query with an AnalysisError, not at build time", async () => {
