@@ -1129,9 +1129,10 @@ export const makeAggregate = (
   const a0 = args[0]
   // Spark's EliminateDistinct drops DISTINCT from min, max, first, last and collect_set
   // (collect_set(DISTINCT x) keeps every NaN, like collect_set(x)); approx_count_distinct ignores
-  // duplicates by construction.
-  if (fn.distinct && (fn.name === "count" || fn.name === "sum" || fn.name === "avg" || fn.name === "collect_list"))
-    return distinctImpl(fn, argTypes, args, resultType)
+  // duplicates by construction; max_by / min_by over the distinct (value, ordering) pairs pick
+  // the same value as over all rows. The others (the statistics and percentiles ignore rows
+  // with a null argument, as the distinct set does) run over the distinct argument tuples.
+  if (fn.distinct && !IGNORES_DISTINCT.has(fn.name)) return distinctImpl(fn, argTypes, args, resultType)
   switch (fn.name) {
     case "count":
       return countImpl(args)
@@ -1194,6 +1195,18 @@ export const makeAggregate = (
 }
 
 const stripCasts = (e: Expression): Expression => (e._tag === "Cast" ? stripCasts(e.child) : e)
+
+/** The aggregates whose result DISTINCT does not change. */
+const IGNORES_DISTINCT: ReadonlySet<AggregateName> = new Set<AggregateName>([
+  "min",
+  "max",
+  "first",
+  "last",
+  "collect_set",
+  "approx_count_distinct",
+  "max_by",
+  "min_by"
+])
 
 /** Spark's `ApproximatePercentile.DEFAULT_PERCENTILE_ACCURACY`. */
 export const DEFAULT_PERCENTILE_ACCURACY = 10000

@@ -493,6 +493,42 @@ describe("percentile_approx (ApproximatePercentileQuerySuite)", () => {
   })
 })
 
+describe("DISTINCT", () => {
+  it("stddev, corr and percentile over the distinct argument tuples (Spark's distinct aggregation)", () => {
+    const distinct = (name: AggregateName, types: ReadonlyArray<T.DataType>, extra: ReadonlyArray<Lit> = []) => {
+      return makeAggregate(
+        {
+          _tag: "AggregateFunction",
+          name,
+          args: argsOf(types, extra),
+          distinct: true,
+          options: {},
+          dataType: undefined
+        },
+        evaluatorsOf(types, extra),
+        types
+      )
+    }
+    // by hand: DISTINCT 1, 1, 3, null is {1, 3}: stddev_samp sqrt(2)
+    const sd = distinct("stddev_samp", [T.DoubleType])
+    expect(sd.evaluate(feed(sd, [[1], [1], [3], [null]]))).toBe(Math.SQRT2)
+    // {(1, 2), (3, 6)} from (1, 2), (1, 2), (3, 6): covar_samp 4
+    const cv = distinct("covar_samp", [T.DoubleType, T.DoubleType])
+    expect(
+      cv.evaluate(
+        feed(cv, [
+          [1, 2],
+          [1, 2],
+          [3, 6]
+        ])
+      )
+    ).toBe(4)
+    // {0, 10}: the median is 5, where over 0, 0, 0, 10 it is 0
+    const p = distinct("percentile", [T.IntegerType, T.DoubleType], [lit(0.5, T.DoubleType)])
+    expect(p.evaluate(feed(p, [[0], [0], [0], [10]]))).toBe(5)
+  })
+})
+
 describe("buffers survive JSON (the streaming state)", () => {
   const cases: ReadonlyArray<{
     name: AggregateName
@@ -566,32 +602,37 @@ function lit(value: unknown, dataType: T.DataType): Lit {
   return { _tag: "Literal", value, dataType }
 }
 
+function argsOf(types: ReadonlyArray<T.DataType>, extra: ReadonlyArray<Lit>): AggregateFunction["args"] {
+  const columns = types.length - extra.length
+  return [
+    ...types.slice(0, columns).map((t, i) => ({
+      _tag: "AttributeReference" as const,
+      name: `c${i}`,
+      dataType: t,
+      nullable: true,
+      exprId: i + 1,
+      qualifier: []
+    })),
+    ...extra
+  ]
+}
+
+function evaluatorsOf(types: ReadonlyArray<T.DataType>, extra: ReadonlyArray<Lit>) {
+  const columns = types.length - extra.length
+  return types.map((_, i) => (row: InternalRow) => (i < columns ? row[i] : extra[i - columns].value))
+}
+
 /** The aggregate over columns of `types`; `extra` are constant arguments after the first (percentages). */
 function agg(name: AggregateName, types: ReadonlyArray<T.DataType>, extra: ReadonlyArray<Lit> = []): AggregateImpl {
-  const columns = types.length - extra.length
   const fn: AggregateFunction = {
     _tag: "AggregateFunction",
     name,
-    args: [
-      ...types.slice(0, columns).map((t, i) => ({
-        _tag: "AttributeReference" as const,
-        name: `c${i}`,
-        dataType: t,
-        nullable: true,
-        exprId: i + 1,
-        qualifier: []
-      })),
-      ...extra
-    ],
+    args: argsOf(types, extra),
     distinct: false,
     options: {},
     dataType: undefined
   }
-  return makeAggregate(
-    fn,
-    types.map((_, i) => (row: InternalRow) => (i < columns ? row[i] : extra[i - columns].value)),
-    types
-  )
+  return makeAggregate(fn, evaluatorsOf(types, extra), types)
 }
 
 function feed(impl: AggregateImpl, rows: ReadonlyArray<InternalRow>, buffer: unknown = impl.init()): unknown {
