@@ -1,7 +1,10 @@
 /**
  * The aggregate functions: `count`, `sum`, `avg`, `min`, `max`, `first`, `last`, `collect_list`,
- * `collect_set` and `approx_count_distinct`, with Spark 4's result types, null handling and
- * `DISTINCT` (non-ANSI mode, as the rest of tributary).
+ * `collect_set`, `approx_count_distinct`, `max_by` and `min_by`, and (implemented in
+ * `StatisticalAggregates.ts`) the statistics `stddev`/`std`/`stddev_samp`/`stddev_pop`,
+ * `variance`/`var_samp`/`var_pop`, `corr`, `covar_pop`/`covar_samp` and the percentiles
+ * `median`, `percentile`, `percentile_approx`/`approx_percentile`, with Spark 4's result types,
+ * null handling and `DISTINCT` (non-ANSI mode, as the rest of tributary).
  *
  * The analyzer asks `resolveAggregate` for the result type and the casts the arguments need; the
  * physical operators ask `makeAggregate` for an `AggregateImpl` once per plan and then drive its
@@ -111,6 +114,12 @@ const invalid = (message: string): AggregateResolution => ({ _tag: "Invalid", me
  * - `first` / `last`: any type; the input type.
  * - `collect_list` / `collect_set`: `array<T>` without nulls; `collect_set` rejects maps.
  * - `approx_count_distinct`: any type; `bigint`, never null; `rsd` must give 4 or more bits.
+ * - the statistics: numbers, strings and nulls cast to `double`; `double`, nullable.
+ * - `max_by` / `min_by`: any value, an orderable ordering; the value's type.
+ * - `median` / `percentile`: a numeric input (strings, nulls and timestamps cast to `double`), a
+ *   constant percentage or array of them in [0, 1]; `double` or `array<double>`.
+ * - `percentile_approx`: a numeric, date or timestamp input, constant percentage(s) and a
+ *   constant accuracy in (0, 2^31 - 1]; the input's type (or an array of it).
  *
  * `args`, when given, are the resolved argument expressions, used only to name the call in
  * messages the way Spark does (`Cannot resolve "sum(b)"`).
