@@ -165,6 +165,8 @@ export type AggregateName =
   | "variance"
   | "var_samp"
   | "var_pop"
+  | "skewness"
+  | "kurtosis"
   | "corr"
   | "covar_pop"
   | "covar_samp"

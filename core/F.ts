@@ -283,6 +283,24 @@ export const var_pop = <const C extends ColumnOrName>(c: C): Column<number | nul
   aggregate("var_pop", [toColumnExpr(c)])
 
 /**
+ * The skewness of the non-null values, as Spark's `skewness`: `sqrt(n) * m3 / m2^1.5`; null over
+ * no values and over constant values (NaN with `spark.sql.legacy.statisticalAggregate=true`).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const shape = [F.skewness("latency"), F.kurtosis("latency")]
+ * ```
+ * @since 0.6.0
+ */
+export const skewness = <const C extends ColumnOrName>(c: C): Column<number | null, `skewness(${NameOf<C>})`> =>
+  aggregate("skewness", [toColumnExpr(c)])
+
+/** The excess kurtosis of the non-null values, as Spark's `kurtosis`: `n * m4 / m2^2 - 3`; see `skewness`. */
+export const kurtosis = <const C extends ColumnOrName>(c: C): Column<number | null, `kurtosis(${NameOf<C>})`> =>
+  aggregate("kurtosis", [toColumnExpr(c)])
+
+/**
  * Pearson's correlation coefficient of two columns over the rows where both are non-null, as
  * Spark's `corr`: null over no pairs and over one pair; NaN when a column is constant.
  *

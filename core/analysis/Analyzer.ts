@@ -31,7 +31,17 @@ import { resolveAggregate } from "../functions/Aggregates.ts"
 const NAMES_FIELDS_BY_ALIAS = new Set(["struct", "arrays_zip"])
 
 /** The aggregates whose division by zero follows `spark.sql.legacy.statisticalAggregate`. */
-const STATISTICAL_AGGREGATES = new Set<E.AggregateName>(["stddev", "std", "stddev_samp", "variance", "var_samp", "corr", "covar_samp"])
+const STATISTICAL_AGGREGATES = new Set<E.AggregateName>([
+  "stddev",
+  "std",
+  "stddev_samp",
+  "variance",
+  "var_samp",
+  "skewness",
+  "kurtosis",
+  "corr",
+  "covar_samp"
+])
 import { lookup } from "../functions/mod.ts"
 import * as P from "../LogicalPlan.ts"
 import { resolveJoin } from "./JoinResolution.ts"

@@ -230,6 +230,8 @@ export const resolveAggregate = (
     case "variance":
     case "var_samp":
     case "var_pop":
+    case "skewness":
+    case "kurtosis":
     case "corr":
     case "covar_pop":
     case "covar_samp": {
@@ -1171,6 +1173,9 @@ export const makeAggregate = (
     case "var_samp":
     case "var_pop":
       return Stat.centralMoment(fn.name, a0, fn.options.legacyStatisticalAggregate === true)
+    case "skewness":
+    case "kurtosis":
+      return Stat.higherMoment(fn.name, a0, fn.options.legacyStatisticalAggregate === true)
     case "covar_pop":
     case "covar_samp":
       return Stat.covariance(fn.name, a0, args[1], fn.options.legacyStatisticalAggregate === true)

@@ -119,6 +119,78 @@ export const centralMoment = (name: MomentName, arg: Evaluator, legacy: boolean)
   }
 }
 
+/** `[n, avg, m2, m3, m4]`, Spark's `CentralMomentAgg` buffer up to the fourth moment. */
+type HigherMomentBuffer = [n: number, avg: number, m2: number, m3: number, m4: number]
+
+/**
+ * `skewness` (third moment) or `kurtosis` (fourth, excess): Spark's updates and merges of m3 and
+ * m4 (Meng's formulas) in Spark's order; null over no values, null (NaN with the legacy flag)
+ * when m2 is 0.
+ */
+export const higherMoment = (name: "skewness" | "kurtosis", arg: Evaluator, legacy: boolean): StatisticalImpl => {
+  const divideByZero = legacy ? Number.NaN : null
+  const order = name === "skewness" ? 3 : 4
+  return {
+    resultType: T.DoubleType,
+    init: (): HigherMomentBuffer => [0, 0, 0, 0, 0],
+    update: (buf, row) => {
+      const v = arg(row)
+      if (v === null || v === undefined) return buf
+      const b = buf as HigherMomentBuffer
+      const newN = b[0] + 1
+      const delta = (v as number) - b[1]
+      const deltaN = delta / newN
+      const newAvg = b[1] + deltaN
+      const newM2 = b[2] + delta * (delta - deltaN)
+      const delta2 = delta * delta
+      const deltaN2 = deltaN * deltaN
+      const newM3 = b[3] - 3 * deltaN * newM2 + delta * (delta2 - deltaN2)
+      const newM4 =
+        order >= 4 ? b[4] - 4 * deltaN * newM3 - 6 * deltaN2 * newM2 + delta * (delta * delta2 - deltaN * deltaN2) : 0
+      b[0] = newN
+      b[1] = newAvg
+      b[2] = newM2
+      b[3] = newM3
+      b[4] = newM4
+      return buf
+    },
+    merge: (x, y) => {
+      const a = x as HigherMomentBuffer
+      const b = y as HigherMomentBuffer
+      const n1 = a[0]
+      const n2 = b[0]
+      const newN = n1 + n2
+      const delta = b[1] - a[1]
+      const deltaN = newN === 0 ? 0 : delta / newN
+      const newAvg = a[1] + deltaN * n2
+      const newM2 = a[2] + b[2] + delta * deltaN * n1 * n2
+      const newM3 = a[3] + b[3] + deltaN * deltaN * delta * n1 * n2 * (n1 - n2) + 3 * deltaN * (n1 * b[2] - n2 * a[2])
+      const newM4 =
+        order >= 4
+          ? a[4] +
+            b[4] +
+            deltaN * deltaN * deltaN * delta * n1 * n2 * (n1 * n1 - n1 * n2 + n2 * n2) +
+            6 * deltaN * deltaN * (n1 * n1 * b[2] + n2 * n2 * a[2]) +
+            4 * deltaN * (n1 * b[3] - n2 * a[3])
+          : 0
+      a[0] = newN
+      a[1] = newAvg
+      a[2] = newM2
+      a[3] = newM3
+      a[4] = newM4
+      return x
+    },
+    evaluate: (buf) => {
+      const [n, , m2, m3, m4] = buf as HigherMomentBuffer
+      if (n === 0) return null
+      if (m2 === 0) return divideByZero
+      return name === "skewness" ? (Math.sqrt(n) * m3) / Math.sqrt(m2 * m2 * m2) : (n * m4) / (m2 * m2) - 3
+    },
+    toJSON: (b) => (b as HigherMomentBuffer).map(enc),
+    fromJSON: (j) => doublesFromJSON("a central-moment buffer", 5, j) as HigherMomentBuffer
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Covariance and correlation
 // ---------------------------------------------------------------------------------------------

@@ -43,6 +43,8 @@ const DICT_FUNCTIONS: Record<string, (c: string) => Column<any, any>> = {
   variance: (c) => F.variance(c),
   var_samp: (c) => F.var_samp(c),
   var_pop: (c) => F.var_pop(c),
+  skewness: (c) => F.skewness(c),
+  kurtosis: (c) => F.kurtosis(c),
   median: (c) => F.median(c)
 }
 

@@ -38,6 +38,8 @@ describe("differential: statistical aggregates and percentiles", () => {
             F.variance("amount"),
             F.var_samp("price"),
             F.var_pop("amount"),
+            F.skewness("price"),
+            F.kurtosis("amount"),
             F.corr("amount", "price"),
             F.covar_pop("amount", "id"),
             F.covar_samp("amount", "price")

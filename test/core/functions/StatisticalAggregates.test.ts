@@ -102,6 +102,34 @@ describe("central moments (DataFrameAggregateSuite)", () => {
     })
   })
 
+  it("examples of Skewness and Kurtosis (one partition per row, merged, as Spark runs VALUES)", () => {
+    // Spark's LocalTableScanExec gives each of the few VALUES rows its own partition (up to the
+    // default parallelism), so its examples are the merge of one-row buffers.
+    const merged = (name: AggregateName, vs: ReadonlyArray<number>) => {
+      const impl = agg(name, [T.DoubleType])
+      return impl.evaluate(vs.reduce((b: unknown, v) => impl.merge(b, feed(impl, [[v]])), impl.init()))
+    }
+    // Spark: SELECT skewness(col) / kurtosis(col) FROM VALUES (-10), (-20), (100), (1000)
+    expect(merged("skewness", [-10, -20, 100, 1000])).toBe(1.1135657469022013)
+    expect(merged("kurtosis", [-10, -20, 100, 1000])).toBe(-0.7014368047529618)
+    expect(merged("skewness", [-1000, -100, 10, 20])).toBe(-1.1135657469022011)
+    expect(merged("kurtosis", [1, 10, 100, 10, 1])).toBe(0.19432323191698986)
+  })
+
+  it("skewness and kurtosis by name over a DataFrame", async () => {
+    const [r] = await run((spark) =>
+      rowsOf(
+        values(spark, "col int", [{ col: 1 }, { col: 10 }, { col: 100 }, { col: 10 }, { col: 1 }]).agg(
+          F.skewness("col"),
+          F.kurtosis("col")
+        )
+      )
+    )
+    expect(r["kurtosis(col)"]).toBe(0.19432323191698986)
+    // by hand: mean 24.4, m2 = 7225.2, m3 = 400483.44, sqrt(5) * m3 / m2^1.5 = 1.45812…
+    expect(r["skewness(col)"]).toBeCloseTo((Math.sqrt(5) * 400483.44) / 7225.2 ** 1.5, 12)
+  })
+
   it("zero moments: one value gives null sample statistics (Spark 4), NaN with the legacy flag", async () => {
     const q = (spark: Spark) =>
       rowsOf(
@@ -112,14 +140,17 @@ describe("central moments (DataFrameAggregateSuite)", () => {
           F.variance("a"),
           F.var_samp("a"),
           F.var_pop("a"),
+          F.skewness("a"),
+          F.kurtosis("a"),
           F.covar_samp("a", "b"),
           F.covar_pop("a", "b"),
           F.corr("a", "b")
         )
       )
-    expect(Object.values((await run(q))[0])).toEqual([null, null, 0, null, null, 0, null, 0, null])
+    // Spark: Row(null, null, 0.0, null, null, 0.0, null, null), and NaN for the nulls when legacy
+    expect(Object.values((await run(q))[0])).toEqual([null, null, 0, null, null, 0, null, null, null, 0, null])
     const legacy = await run(q, { "spark.sql.legacy.statisticalAggregate": "true" })
-    expect(Object.values(legacy[0])).toEqual([NaN, NaN, 0, NaN, NaN, 0, NaN, 0, NaN])
+    expect(Object.values(legacy[0])).toEqual([NaN, NaN, 0, NaN, NaN, 0, NaN, NaN, NaN, 0, NaN])
   })
 
   it("null moments: no rows and all-null columns give null", async () => {
@@ -538,6 +569,7 @@ describe("buffers survive JSON (the streaming state)", () => {
   }> = [
     { name: "stddev_samp", types: [T.DoubleType], rows: [[1], [-0], [NaN], [Infinity]] },
     { name: "var_pop", types: [T.DoubleType], rows: [[1.5], [2.25], [null]] },
+    { name: "kurtosis", types: [T.DoubleType], rows: [[1.5], [2.25], [7], [-3]] },
     {
       name: "corr",
       types: [T.DoubleType, T.DoubleType],
