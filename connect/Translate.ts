@@ -511,6 +511,14 @@ class Walker {
           }
         })
       case "ScalarFunction":
+        if (e.udf !== undefined) {
+          this.fail(
+            refuse(
+              `The user-defined function ${e.name} (F.udf) cannot be translated for Spark: ${JS_REASON}. Use the built-in functions of F, or run the query on a local session.`
+            )
+          )
+          return create(PE.ExpressionSchema, {})
+        }
         return fn(e.name, this.exprs(e.args))
       case "AggregateFunction":
         return this.aggregateFunction(e)

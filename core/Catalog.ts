@@ -33,6 +33,11 @@ export interface Catalog {
  */
 export interface AnalyzerConf {
   readonly caseSensitive: boolean
+  /**
+   * Spark's `spark.sql.legacy.statisticalAggregate` (default `false`): when set, `stddev_samp`,
+   * `var_samp`, `covar_samp` and `corr` over a single value give NaN instead of null.
+   */
+  readonly legacyStatisticalAggregate?: boolean
 }
 
 /** A catalog with no tables. */

@@ -148,7 +148,7 @@ export const nullableOf = (e: E.Expression): boolean => {
       return f === undefined ? true : f.nullable
     }
     case "ScalarFunction": {
-      const def = lookup(e.name)
+      const def = e.udf ?? lookup(e.name)
       if (def === undefined) return true
       const r = def.resolve(e.args.map(dataTypeOf), e.args)
       return r._tag === "Resolved" ? r.nullable : true
@@ -608,7 +608,7 @@ const build = (e: E.Expression, input: ReadonlyArray<E.AttributeReference>, ctx:
       }, c.constant)
     }
     case "ScalarFunction": {
-      const def = lookup(e.name)
+      const def = e.udf ?? lookup(e.name)
       if (def === undefined) return fail(`Unknown function ${e.name} (the analyzer should have rejected it)`)
       const resultType = e.dataType ?? unresolved(e)
       const args = e.args.map((x) => build(x, input, ctx))
@@ -618,8 +618,9 @@ const build = (e: E.Expression, input: ReadonlyArray<E.AttributeReference>, ctx:
         resultType,
         e.args
       )
-      // a nondeterministic function (rand, uuid) is evaluated per row even over constant arguments
-      return folded(ev, def.deterministic !== false && args.every((x) => x.constant))
+      // a nondeterministic function (rand, uuid) is evaluated per row even over constant arguments;
+      // a UDF too (Spark's ScalaUDF is never foldable)
+      return folded(ev, e.udf === undefined && def.deterministic !== false && args.every((x) => x.constant))
     }
     case "CurrentTimestamp":
       return constant(ctx.currentTimestampMs)

@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import type { DataType } from "./DataType.ts"
+import type { ScalarFunctionDef } from "./functions/Registry.ts"
 
 export type Expression =
   | UnresolvedAttribute
@@ -134,6 +135,16 @@ export interface ScalarFunction {
   readonly name: string
   readonly args: ReadonlyArray<Expression>
   readonly dataType: DataType | undefined
+  /**
+   * A user-defined function (`F.udf`): its definition travels with the call instead of being
+   * looked up by `name` (which is only its display name, `UDF` unless `withName` gave one).
+   */
+  readonly udf?: UserDefinedFunctionDef
+}
+
+/** The definition of a JavaScript UDF; `id` tells two UDFs of the same name apart. */
+export interface UserDefinedFunctionDef extends ScalarFunctionDef {
+  readonly id: number
 }
 
 export type AggregateName =
@@ -147,6 +158,27 @@ export type AggregateName =
   | "collect_list"
   | "collect_set"
   | "approx_count_distinct"
+  // statistics (Spark's CentralMomentAgg, Covariance, Corr): `stddev`, `std` and `variance` are
+  // Spark's aliases, kept as names because Spark prints the name that was called
+  | "stddev"
+  | "std"
+  | "stddev_samp"
+  | "stddev_pop"
+  | "variance"
+  | "var_samp"
+  | "var_pop"
+  | "skewness"
+  | "kurtosis"
+  | "corr"
+  | "covar_pop"
+  | "covar_samp"
+  | "max_by"
+  | "min_by"
+  // percentiles: `median(x)` is Spark's `percentile(x, 0.5)`; `approx_percentile` is an alias
+  | "median"
+  | "percentile"
+  | "percentile_approx"
+  | "approx_percentile"
 
 /**
  * An aggregate call. `count(*)` is `count` over the literal 1, as Spark writes it.
@@ -157,8 +189,16 @@ export interface AggregateFunction {
   readonly name: AggregateName
   readonly args: ReadonlyArray<Expression>
   readonly distinct: boolean
-  /** `first`/`last` take `ignoreNulls`; `approx_count_distinct` takes `rsd`. */
-  readonly options: { readonly ignoreNulls?: boolean; readonly rsd?: number }
+  /**
+   * `first`/`last` take `ignoreNulls`; `approx_count_distinct` takes `rsd`. The analyzer sets
+   * `legacyStatisticalAggregate` on the statistical aggregates when Spark's
+   * `spark.sql.legacy.statisticalAggregate` is on (a division by zero then gives NaN, not null).
+   */
+  readonly options: {
+    readonly ignoreNulls?: boolean
+    readonly rsd?: number
+    readonly legacyStatisticalAggregate?: boolean
+  }
   readonly dataType: DataType | undefined
 }
 

@@ -152,7 +152,7 @@ export const prettyName = (e: Expression): string => {
       return `${prettyName(e.child)}.${e.field}`
     case "ScalarFunction":
       // struct keeps its arguments' aliases (they name its fields); Spark shows them: struct(user AS u)
-      if (e.name.toLowerCase() === "struct") {
+      if (e.name.toLowerCase() === "struct" || e.name.toLowerCase() === "arrays_zip") {
         return `${e.name}(${e.args.map((a) => (a._tag === "Alias" ? `${prettyName(a.child)} AS ${a.name}` : prettyName(a))).join(", ")})`
       }
       // Spark's AvroDataToCatalyst / CatalystDataToAvro / JsonToStructs: the schema and options are not children

@@ -19,6 +19,7 @@ import * as T from "./DataType.ts"
 import type * as E from "./Expression.ts"
 import { parseDurationMs } from "./Durations.ts"
 import * as Scalar from "./functions/ScalarFunctions.ts"
+import { toExternal, toInternal } from "./Row.ts"
 
 type NameOf<C> = C extends string ? C : C extends Column<any, infer N> ? N : string
 type ValueOf<C> = C extends Column<infer V, any> ? V : unknown
@@ -356,5 +357,335 @@ export const nth_value = <const C extends ColumnOrName>(
   ignoreNulls = false
 ): Column<ValueOf<C>, `nth_value(${NameOf<C>}, ${number})`> =>
   windowFn("nth_value", [toColumnExpr(c), lit(offset).expr], ignoreNulls)
+
+// ---------------------------------------------------------------------------------------------
+// Statistical aggregates and percentiles (issue #21)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The sample standard deviation of the non-null values, as Spark's `stddev` (an alias of
+ * `stddev_samp`, named `stddev(x)`): a double, null over no values and over a single value (NaN
+ * with `spark.sql.legacy.statisticalAggregate=true`).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const spread = [F.stddev("amount"), F.stddev_pop("amount"), F.variance("amount")]
+ * ```
+ * @since 0.6.0
+ */
+export const stddev = <const C extends ColumnOrName>(c: C): Column<number | null, `stddev(${NameOf<C>})`> =>
+  aggregate("stddev", [toColumnExpr(c)])
+
+/** Spark's `std`: `stddev_samp` named `std(x)`. */
+export const std = <const C extends ColumnOrName>(c: C): Column<number | null, `std(${NameOf<C>})`> =>
+  aggregate("std", [toColumnExpr(c)])
+
+/** The sample standard deviation (divides by n - 1); see `stddev`. */
+export const stddev_samp = <const C extends ColumnOrName>(c: C): Column<number | null, `stddev_samp(${NameOf<C>})`> =>
+  aggregate("stddev_samp", [toColumnExpr(c)])
+
+/** The population standard deviation (divides by n); null over no values, 0 over one. */
+export const stddev_pop = <const C extends ColumnOrName>(c: C): Column<number | null, `stddev_pop(${NameOf<C>})`> =>
+  aggregate("stddev_pop", [toColumnExpr(c)])
+
+/** Spark's `variance`: `var_samp` named `variance(x)`. */
+export const variance = <const C extends ColumnOrName>(c: C): Column<number | null, `variance(${NameOf<C>})`> =>
+  aggregate("variance", [toColumnExpr(c)])
+
+/** The sample variance (divides by n - 1); null over one value, as `stddev_samp`. */
+export const var_samp = <const C extends ColumnOrName>(c: C): Column<number | null, `var_samp(${NameOf<C>})`> =>
+  aggregate("var_samp", [toColumnExpr(c)])
+
+/** The population variance (divides by n). */
+export const var_pop = <const C extends ColumnOrName>(c: C): Column<number | null, `var_pop(${NameOf<C>})`> =>
+  aggregate("var_pop", [toColumnExpr(c)])
+
+/**
+ * The skewness of the non-null values, as Spark's `skewness`: `sqrt(n) * m3 / m2^1.5`; null over
+ * no values and over constant values (NaN with `spark.sql.legacy.statisticalAggregate=true`).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const shape = [F.skewness("latency"), F.kurtosis("latency")]
+ * ```
+ * @since 0.6.0
+ */
+export const skewness = <const C extends ColumnOrName>(c: C): Column<number | null, `skewness(${NameOf<C>})`> =>
+  aggregate("skewness", [toColumnExpr(c)])
+
+/** The excess kurtosis of the non-null values, as Spark's `kurtosis`: `n * m4 / m2^2 - 3`; see `skewness`. */
+export const kurtosis = <const C extends ColumnOrName>(c: C): Column<number | null, `kurtosis(${NameOf<C>})`> =>
+  aggregate("kurtosis", [toColumnExpr(c)])
+
+/**
+ * Pearson's correlation coefficient of two columns over the rows where both are non-null, as
+ * Spark's `corr`: null over no pairs and over one pair; NaN when a column is constant.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const stats = [F.corr("x", "y"), F.covar_samp("x", "y"), F.covar_pop("x", "y")]
+ * ```
+ * @since 0.6.0
+ */
+export const corr = <const A extends ColumnOrName, const B extends ColumnOrName>(
+  a: A,
+  b: B
+): Column<number | null, `corr(${NameOf<A>}, ${NameOf<B>})`> => aggregate("corr", [toColumnExpr(a), toColumnExpr(b)])
+
+/** The population covariance of two columns (pairs with a null are skipped). */
+export const covar_pop = <const A extends ColumnOrName, const B extends ColumnOrName>(
+  a: A,
+  b: B
+): Column<number | null, `covar_pop(${NameOf<A>}, ${NameOf<B>})`> =>
+  aggregate("covar_pop", [toColumnExpr(a), toColumnExpr(b)])
+
+/** The sample covariance of two columns; null over one pair. */
+export const covar_samp = <const A extends ColumnOrName, const B extends ColumnOrName>(
+  a: A,
+  b: B
+): Column<number | null, `covar_samp(${NameOf<A>}, ${NameOf<B>})`> =>
+  aggregate("covar_samp", [toColumnExpr(a), toColumnExpr(b)])
+
+/**
+ * The value of `e` on the row with the largest `ord`, as Spark's `max_by`: rows whose `ord` is
+ * null are skipped; on a tie the later row wins (Spark documents the choice as unspecified).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const latest = F.max_by("status", "updatedAt").as("latestStatus")
+ * ```
+ * @since 0.6.0
+ */
+export const max_by = <const E extends ColumnOrName, const O extends ColumnOrName>(
+  e: E,
+  ord: O
+): Column<ValueOf<E>, `max_by(${NameOf<E>}, ${NameOf<O>})`> => aggregate("max_by", [toColumnExpr(e), toColumnExpr(ord)])
+
+/** The value of `e` on the row with the smallest `ord`; see `max_by`. */
+export const min_by = <const E extends ColumnOrName, const O extends ColumnOrName>(
+  e: E,
+  ord: O
+): Column<ValueOf<E>, `min_by(${NameOf<E>}, ${NameOf<O>})`> => aggregate("min_by", [toColumnExpr(e), toColumnExpr(ord)])
+
+/** The exact median of a numeric column (Spark's `median`, `percentile(x, 0.5)`): a double. */
+export const median = <const C extends ColumnOrName>(c: C): Column<number | null, `median(${NameOf<C>})`> =>
+  aggregate("median", [toColumnExpr(c)])
+
+/** A percentage: a number in [0.0, 1.0], an array of them, or a constant column. */
+type Percentage = number | ReadonlyArray<number> | Column<unknown, string>
+
+/** A percentage argument: a number is a double literal, an array is `array(...)` of them (as pyspark's `lit(list)`). */
+const percentageExpr = (p: Percentage): E.Expression => {
+  const double = (v: number): E.Expression => ({ _tag: "Literal", value: v, dataType: T.DoubleType })
+  if (p instanceof Column) return p.expr
+  if (typeof p === "number") return double(p)
+  return { _tag: "ScalarFunction", name: "array", args: p.map(double), dataType: undefined }
+}
+
+type PercentileResult<P> = P extends ReadonlyArray<number> ? Array<number> : number
+
+/**
+ * The exact percentile(s) of a numeric column, as Spark's `percentile`: `percentage` in
+ * [0.0, 1.0], or an array of them (the result is then an array); values between two ranks are
+ * interpolated linearly. `frequency` weighs each row by a positive integral column. Named as
+ * Spark names it: `percentile(x, 0.5, 1)`.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const quartiles = F.percentile("latency", [0.25, 0.5, 0.75]).as("quartiles")
+ * ```
+ * @since 0.6.0
+ */
+export const percentile = <const C extends ColumnOrName, const P extends Percentage>(
+  c: C,
+  percentage: P,
+  frequency?: ColumnOrName
+): Column<PercentileResult<P> | null, `percentile(${NameOf<C>}, ${string})`> =>
+  aggregate("percentile", [
+    toColumnExpr(c),
+    percentageExpr(percentage),
+    frequency === undefined ? { _tag: "Literal", value: 1, dataType: T.LongType } : toColumnExpr(frequency)
+  ])
+
+/**
+ * The approximate percentile(s) of a numeric, date or timestamp column, as Spark's
+ * `percentile_approx`: the smallest value whose rank reaches `percentage` of the count, within
+ * `1 / accuracy` of it (Greenwald–Khanna, as Spark's `QuantileSummaries`; exact while the group
+ * has fewer values than `accuracy`). The result has the column's type (an array of it for an
+ * array of percentages). Named `percentile_approx(x, 0.5, 10000)`.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const p99 = F.percentile_approx("latency", 0.99, 1000).as("p99")
+ * ```
+ * @since 0.6.0
+ */
+export const percentile_approx = <const C extends ColumnOrName, const P extends Percentage>(
+  c: C,
+  percentage: P,
+  accuracy: number = DEFAULT_ACCURACY
+): Column<
+  (P extends ReadonlyArray<number> ? Array<ValueOf<C>> : ValueOf<C>) | null,
+  `percentile_approx(${NameOf<C>}, ${string})`
+> => aggregate("percentile_approx", [toColumnExpr(c), percentageExpr(percentage), lit(accuracy).expr])
+
+/** Spark's `approx_percentile`: `percentile_approx` under its other name. */
+export const approx_percentile = <const C extends ColumnOrName, const P extends Percentage>(
+  c: C,
+  percentage: P,
+  accuracy: number = DEFAULT_ACCURACY
+): Column<
+  (P extends ReadonlyArray<number> ? Array<ValueOf<C>> : ValueOf<C>) | null,
+  `approx_percentile(${NameOf<C>}, ${string})`
+> => aggregate("approx_percentile", [toColumnExpr(c), percentageExpr(percentage), lit(accuracy).expr])
+
+/** Spark's `ApproximatePercentile.DEFAULT_PERCENTILE_ACCURACY`. */
+const DEFAULT_ACCURACY = 10000
+
+// ---------------------------------------------------------------------------------------------
+// User-defined functions (issue #21)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A JavaScript function usable as a column expression: call it with columns (or column names)
+ * to get a `Column`. Made by `F.udf`. As Spark's `UserDefinedFunction`, `withName` names its
+ * calls (`UDF(a)` otherwise), `asNondeterministic` keeps the optimizer from merging or moving
+ * its calls, and `asNonNullable` declares that it never returns null.
+ *
+ * @since 0.6.0
+ */
+export interface UserDefinedFunction<Args extends ReadonlyArray<unknown>, R> {
+  (...columns: { readonly [K in keyof Args]: ColumnOrName }): Column<R, string>
+  readonly returnType: T.DataType | undefined
+  readonly name: string
+  readonly deterministic: boolean
+  readonly nullable: boolean
+  withName(name: string): UserDefinedFunction<Args, R>
+  asNondeterministic(): UserDefinedFunction<Args, R>
+  asNonNullable(): UserDefinedFunction<Args, R>
+}
+
+let nextUdfId = 1
+
+const makeUdf = <Args extends ReadonlyArray<unknown>, R>(
+  f: (...args: Args) => R,
+  returnType: T.DataType | undefined,
+  typeName: string,
+  name: string,
+  deterministic: boolean,
+  nullable: boolean
+): UserDefinedFunction<Args, R> => {
+  const id = nextUdfId++
+  const def: E.UserDefinedFunctionDef = {
+    id,
+    name,
+    deterministic,
+    resolve: (argTypes, args) =>
+      returnType === undefined
+        ? { _tag: "Invalid", message: `F.udf: ${JSON.stringify(typeName)} is not a Spark type name.` }
+        : argTypes.length !== f.length && f.length > 0
+          ? {
+              _tag: "Invalid",
+              message: `[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The \`${name}\` requires ${f.length} parameters but the actual number is ${args.length}.`
+            }
+          : { _tag: "Resolved", resultType: returnType, nullable, castArgsTo: args.map(() => undefined) },
+    compile: (args, argTypes, resultType) => {
+      // The function sees external values (a Date for a timestamp, an object for a struct) and
+      // returns one; undefined is null.
+      const toJs = argTypes.map(toExternal)
+      const fromJs = toInternal(resultType)
+      const n = args.length
+      const call = f as unknown as (...xs: Array<unknown>) => unknown
+      return (row) => {
+        const xs = new Array<unknown>(n)
+        for (let i = 0; i < n; i++) xs[i] = toJs[i](args[i](row))
+        const r = call(...xs)
+        return r === undefined || r === null ? null : fromJs(r)
+      }
+    }
+  }
+  const apply = (...columns: ReadonlyArray<ColumnOrName>): Column<R, string> =>
+    new Column({ _tag: "ScalarFunction", name, args: columns.map(toColumnExpr), dataType: undefined, udf: def })
+  return Object.assign(apply, {
+    returnType,
+    deterministic,
+    nullable,
+    withName: (n: string) => makeUdf(f, returnType, typeName, n, deterministic, nullable),
+    asNondeterministic: () => makeUdf(f, returnType, typeName, name, false, nullable),
+    asNonNullable: () => makeUdf(f, returnType, typeName, name, deterministic, false)
+  }) as unknown as UserDefinedFunction<Args, R>
+}
+
+/**
+ * A user-defined function from a typed JavaScript function and its Spark return type (a
+ * `DataType` or a type name such as `"int"` or `"array<string>"`), as pyspark's
+ * `udf(f, returnType)`. Its calls are named `UDF(a)` (or by `withName`). The function gets each
+ * argument as a JavaScript value (null stays null, timestamps are `Date`s, structs objects); it
+ * runs in the local engine only: over Spark Connect the query is refused with an `AnalysisError`
+ * (JavaScript cannot run on the JVM).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const initials = F.udf((name: string | null) => (name === null ? null : name.slice(0, 1)), "string")
+ * const columns = [initials("name").as("initial"), initials.withName("first")(F.col("name"))]
+ * ```
+ * @since 0.6.0
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the parameters of any function type must be accepted
+export const udf = <const Args extends ReadonlyArray<any>, R>(
+  f: (...args: Args) => R,
+  returnType: T.DataType | string
+): UserDefinedFunction<Args, R> =>
+  makeUdf(
+    f,
+    typeof returnType === "string" ? T.parseTypeString(returnType) : returnType,
+    typeof returnType === "string" ? returnType : T.simpleString(returnType),
+    "UDF",
+    true,
+    true
+  )
+
+// ---------------------------------------------------------------------------------------------
+// monotonically_increasing_id and arrays_zip (issue #21)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Spark's `monotonically_increasing_id()`: a unique, increasing bigint per row, the partition
+ * index shifted left by 33 bits plus the row's position in its partition. The local engine runs
+ * a batch as a single partition, so the ids are 0, 1, 2, … in row order (Spark's differ when it
+ * splits the input). Not allowed in streaming queries, as in Spark.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const withId = F.monotonically_increasing_id().as("id")
+ * ```
+ * @since 0.6.0
+ */
+export const monotonically_increasing_id = (): Column<number, "monotonically_increasing_id()"> =>
+  new Column({ _tag: "ScalarFunction", name: "monotonically_increasing_id", args: [], dataType: undefined })
+
+/**
+ * Spark's `arrays_zip(a, b, …)`: an array of structs whose i-th struct holds the i-th elements
+ * of the arrays (null past the end of a shorter one); null when any array is null. The struct's
+ * fields are named after the argument columns (`arrays_zip("xs", "ys")` has fields `xs` and
+ * `ys`), by position (`"0"`, `"1"`) for other expressions.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const pairs = F.explode(F.arrays_zip("names", "scores")).as("pair")
+ * ```
+ * @since 0.6.0
+ */
+export const arrays_zip = (...columns: ReadonlyArray<ColumnOrName>): Column<Array<Record<string, unknown>>, string> =>
+  new Column({ _tag: "ScalarFunction", name: "arrays_zip", args: columns.map(toColumnExpr), dataType: undefined })
 
 export * from "./functions/ScalarFunctions.ts"

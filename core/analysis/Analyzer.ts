@@ -26,6 +26,22 @@ import { AnalysisError, suggestions } from "../Errors.ts"
 import * as E from "../Expression.ts"
 import { prettyName } from "../ExpressionName.ts"
 import { resolveAggregate } from "../functions/Aggregates.ts"
+
+/** Functions whose struct fields are named by their arguments' aliases (Spark's CreateStruct, ArraysZip). */
+const NAMES_FIELDS_BY_ALIAS = new Set(["struct", "arrays_zip"])
+
+/** The aggregates whose division by zero follows `spark.sql.legacy.statisticalAggregate`. */
+const STATISTICAL_AGGREGATES = new Set<E.AggregateName>([
+  "stddev",
+  "std",
+  "stddev_samp",
+  "variance",
+  "var_samp",
+  "skewness",
+  "kurtosis",
+  "corr",
+  "covar_samp"
+])
 import { lookup } from "../functions/mod.ts"
 import * as P from "../LogicalPlan.ts"
 import { resolveJoin } from "./JoinResolution.ts"
@@ -376,8 +392,8 @@ class Analyzer implements Resolver {
             )
           }
           // Spark's CreateStruct names its fields after aliased arguments before CleanupAliases
-          // trims aliases: struct(a AS u) has a field `u`, so these aliases stay
-          if (a._tag === "Alias" && e._tag === "ScalarFunction" && e.name.toLowerCase() === "struct") {
+          // trims aliases: struct(a AS u) has a field `u`, so these aliases stay (ArraysZip too)
+          if (a._tag === "Alias" && e._tag === "ScalarFunction" && NAMES_FIELDS_BY_ALIAS.has(e.name.toLowerCase())) {
             const child = this.resolveRefs(a.child, scope)
             return child === a.child ? a : { ...a, child }
           }
@@ -541,7 +557,12 @@ class Analyzer implements Resolver {
           const to = r.castArgsTo[i]
           return to === undefined || equalsType(argTypes[i], to) ? a : implicitCast(a, to)
         })
-        return { ...e, args: cast, dataType: r.resultType }
+        // Spark's statistical aggregates read spark.sql.legacy.statisticalAggregate when built.
+        const options =
+          this.conf.legacyStatisticalAggregate === true && STATISTICAL_AGGREGATES.has(e.name)
+            ? { ...e.options, legacyStatisticalAggregate: true }
+            : e.options
+        return { ...e, args: cast, options, dataType: r.resultType }
       }
       case "TimeWindow":
         return fail(
@@ -594,7 +615,7 @@ class Analyzer implements Resolver {
   }
 
   resolveScalar(e: E.ScalarFunction, args: ReadonlyArray<E.Expression>): E.Expression {
-    const def = lookup(e.name)
+    const def = e.udf ?? lookup(e.name)
     if (def === undefined) {
       return failClass(
         "InvalidPlan",

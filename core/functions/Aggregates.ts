@@ -1,7 +1,10 @@
 /**
  * The aggregate functions: `count`, `sum`, `avg`, `min`, `max`, `first`, `last`, `collect_list`,
- * `collect_set` and `approx_count_distinct`, with Spark 4's result types, null handling and
- * `DISTINCT` (non-ANSI mode, as the rest of tributary).
+ * `collect_set`, `approx_count_distinct`, `max_by` and `min_by`, and (implemented in
+ * `StatisticalAggregates.ts`) the statistics `stddev`/`std`/`stddev_samp`/`stddev_pop`,
+ * `variance`/`var_samp`/`var_pop`, `corr`, `covar_pop`/`covar_samp` and the percentiles
+ * `median`, `percentile`, `percentile_approx`/`approx_percentile`, with Spark 4's result types,
+ * null handling and `DISTINCT` (non-ANSI mode, as the rest of tributary).
  *
  * The analyzer asks `resolveAggregate` for the result type and the casts the arguments need; the
  * physical operators ask `makeAggregate` for an `AggregateImpl` once per plan and then drive its
@@ -43,6 +46,7 @@ import { prettyName } from "../ExpressionName.ts"
 import * as Ordering from "../Ordering.ts"
 import type { InternalRow } from "../Row.ts"
 import * as HLL from "./HyperLogLogPlusPlus.ts"
+import * as Stat from "./StatisticalAggregates.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Type checking
@@ -110,6 +114,12 @@ const invalid = (message: string): AggregateResolution => ({ _tag: "Invalid", me
  * - `first` / `last`: any type; the input type.
  * - `collect_list` / `collect_set`: `array<T>` without nulls; `collect_set` rejects maps.
  * - `approx_count_distinct`: any type; `bigint`, never null; `rsd` must give 4 or more bits.
+ * - the statistics: numbers, strings and nulls cast to `double`; `double`, nullable.
+ * - `max_by` / `min_by`: any value, an orderable ordering; the value's type.
+ * - `median` / `percentile`: a numeric input (strings, nulls and timestamps cast to `double`), a
+ *   constant percentage or array of them in [0, 1]; `double` or `array<double>`.
+ * - `percentile_approx`: a numeric, date or timestamp input, constant percentage(s) and a
+ *   constant accuracy in (0, 2^31 - 1]; the input's type (or an array of it).
  *
  * `args`, when given, are the resolved argument expressions, used only to name the call in
  * messages the way Spark does (`Cannot resolve "sum(b)"`).
@@ -213,7 +223,227 @@ export const resolveAggregate = (
       if (problem !== undefined) return invalid(problem)
       return resolved(T.LongType, false, [undefined])
     }
+    case "stddev":
+    case "std":
+    case "stddev_samp":
+    case "stddev_pop":
+    case "variance":
+    case "var_samp":
+    case "var_pop":
+    case "skewness":
+    case "kurtosis":
+    case "corr":
+    case "covar_pop":
+    case "covar_samp": {
+      const two = name === "corr" || name === "covar_pop" || name === "covar_samp"
+      const bad = arity(two ? 2 : 1)
+      if (bad !== undefined) return bad
+      // ImplicitCastInputTypes(DoubleType, ...): numbers, strings and nulls are cast to double.
+      const casts: Array<DataType | undefined> = []
+      for (let i = 0; i < argTypes.length; i++) {
+        const t = argTypes[i]
+        if (t._tag === "double") casts.push(undefined)
+        else if (T.isNumeric(t) || t._tag === "string" || t._tag === "null") casts.push(T.DoubleType)
+        else
+          return mismatch(
+            "UNEXPECTED_INPUT_TYPE",
+            `The ${ORDINAL_WORDS[i]} parameter requires the "DOUBLE" type, however "${argName(i)}" has the type "${dataTypeSql(t)}".`
+          )
+      }
+      return resolved(T.DoubleType, true, casts)
+    }
+    case "max_by":
+    case "min_by": {
+      const bad = arity(2)
+      if (bad !== undefined) return bad
+      const o = argTypes[1]
+      if (!isOrderable(o))
+        return mismatch(
+          "INVALID_ORDERING_TYPE",
+          `The \`${name}\` does not support ordering on type "${dataTypeSql(o)}".`
+        )
+      return resolved(argTypes[0], true, [undefined, undefined])
+    }
+    case "median":
+    case "percentile": {
+      if (name === "median") {
+        const bad = arity(1)
+        if (bad !== undefined) return bad
+      } else if (argTypes.length !== 2 && argTypes.length !== 3)
+        return invalid(
+          `[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The \`percentile\` requires [2, 3] parameters but the actual number is ${argTypes.length}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.`
+        )
+      const cast = percentileInputCast(argTypes[0])
+      if (cast === null)
+        return mismatch(
+          "UNEXPECTED_INPUT_TYPE",
+          `The first parameter requires the ("NUMERIC" or "INTERVAL DAY TO SECOND" or "INTERVAL YEAR TO MONTH") type, however "${argName(0)}" has the type "${dataTypeSql(argTypes[0])}".`
+        )
+      if (name === "median") return resolved(T.DoubleType, true, [cast])
+      const p = checkPercentages(args?.[1], argTypes[1], mismatch)
+      if (p._tag === "Invalid") return p
+      const casts: Array<DataType | undefined> = [cast, undefined]
+      if (argTypes.length === 3) {
+        const f = argTypes[2]
+        if (T.isIntegral(f)) casts.push(undefined)
+        else if (f._tag === "string" || f._tag === "null") casts.push(T.LongType)
+        else
+          return mismatch(
+            "UNEXPECTED_INPUT_TYPE",
+            `The third parameter requires the "INTEGRAL" type, however "${argName(2)}" has the type "${dataTypeSql(f)}".`
+          )
+      }
+      return resolved(p.asArray ? T.array(T.DoubleType, false) : T.DoubleType, true, casts)
+    }
+    case "percentile_approx":
+    case "approx_percentile": {
+      if (argTypes.length !== 2 && argTypes.length !== 3)
+        return invalid(
+          `[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The \`${name}\` requires [2, 3] parameters but the actual number is ${argTypes.length}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.`
+        )
+      const t = argTypes[0]
+      const cast =
+        T.isNumeric(t) || t._tag === "date" || t._tag === "timestamp"
+          ? undefined
+          : t._tag === "string" || t._tag === "null"
+            ? T.DoubleType
+            : null
+      if (cast === null)
+        return mismatch(
+          "UNEXPECTED_INPUT_TYPE",
+          `The first parameter requires the ("NUMERIC" or "DATE" or "TIMESTAMP" or "TIMESTAMP_NTZ" or "INTERVAL YEAR TO MONTH" or "INTERVAL DAY TO SECOND") type, however "${argName(0)}" has the type "${dataTypeSql(t)}".`
+        )
+      const p = checkPercentages(args?.[1], argTypes[1], mismatch)
+      if (p._tag === "Invalid") return p
+      if (argTypes.length === 3) {
+        const a = foldNumbers(args?.[2])
+        if (a === undefined || a === null || Array.isArray(a))
+          return mismatch(
+            "NON_FOLDABLE_INPUT",
+            `the input \`accuracy\` should be a foldable "INT" expression; however, got "${argName(2)}".`
+          )
+        const n = a as number
+        if (!T.isIntegral(argTypes[2]) || n <= 0 || n > 2147483647)
+          return mismatch(
+            "VALUE_OUT_OF_RANGE",
+            `The \`accuracy\` must be between (0, 2147483647] (current value = ${n}L).`
+          )
+      }
+      const rt = cast ?? t
+      return resolved(
+        p.asArray ? T.array(rt, false) : rt,
+        true,
+        argTypes.length === 3 ? [cast, undefined, undefined] : [cast, undefined]
+      )
+    }
   }
+}
+
+const ORDINAL_WORDS = ["first", "second", "third"]
+
+/** `percentile`'s implicit cast of its input to NUMERIC: numbers stay, strings and nulls become doubles; `null`: no cast fits. */
+const percentileInputCast = (t: DataType): DataType | undefined | null => {
+  if (T.isNumeric(t)) return undefined
+  if (t._tag === "string" || t._tag === "null" || t._tag === "timestamp") return T.DoubleType
+  return null
+}
+
+/**
+ * The value of a constant numeric argument (a literal, `array(...)` of literals, a cast or an
+ * alias of one): a number, an array of numbers, `null`, or `undefined` when it is not constant.
+ */
+export const foldNumbers = (e: Expression | undefined): number | ReadonlyArray<number | null> | null | undefined => {
+  if (e === undefined) return undefined
+  switch (e._tag) {
+    case "Literal": {
+      const v = e.value
+      if (v === null || v === undefined) return null
+      if (typeof v === "number") return v
+      if (typeof v === "bigint") return Number(v)
+      if (Array.isArray(v)) {
+        const out: Array<number | null> = []
+        for (const x of v) {
+          if (x === null || x === undefined) out.push(null)
+          else if (typeof x === "number" || typeof x === "bigint") out.push(Number(x))
+          else return undefined
+        }
+        return out
+      }
+      return undefined
+    }
+    case "Cast":
+    case "Alias":
+      return foldNumbers(e.child)
+    case "UnaryExpression": {
+      if (e.op !== "negate") return undefined
+      const v = foldNumbers(e.child)
+      return typeof v === "number" ? -v : undefined
+    }
+    case "ScalarFunction": {
+      if (e.name.toLowerCase() !== "array") return undefined
+      const out: Array<number | null> = []
+      for (const a of e.args) {
+        const v = foldNumbers(a)
+        if (v === undefined || Array.isArray(v)) return undefined
+        out.push(v as number | null)
+      }
+      return out
+    }
+    default:
+      return undefined
+  }
+}
+
+/** Spark's `toSQLValue(d, DoubleType)`: `0.5D`. */
+const doubleSql = (d: number): string => {
+  const s = Number.isInteger(d) && Number.isFinite(d) ? `${d}.0` : String(d)
+  return `${s}D`
+}
+
+type PercentageCheck =
+  | { readonly _tag: "Valid"; readonly asArray: boolean; readonly percentages: ReadonlyArray<number> }
+  | { readonly _tag: "Invalid"; readonly message: string }
+
+/** Spark's `PercentileBase.checkInputDataTypes` for the percentage argument. */
+const checkPercentages = (
+  e: Expression | undefined,
+  t: DataType,
+  mismatch: (errorClass: string, detail: string) => AggregateResolution
+): PercentageCheck => {
+  const asArray = t._tag === "array"
+  const numeric = asArray
+    ? T.isNumeric(t.elementType) || t.elementType._tag === "null"
+    : T.isNumeric(t) || t._tag === "null"
+  const fail = (r: AggregateResolution): PercentageCheck => ({
+    _tag: "Invalid",
+    message: (r as { message: string }).message
+  })
+  if (!numeric)
+    return fail(
+      mismatch(
+        "UNEXPECTED_INPUT_TYPE",
+        `The second parameter requires the ${asArray ? '"ARRAY<DOUBLE>"' : '"DOUBLE"'} type, however "${e === undefined ? "argument 2" : prettyName(e)}" has the type "${dataTypeSql(t)}".`
+      )
+    )
+  const v = foldNumbers(e)
+  if (v === undefined)
+    return fail(
+      mismatch(
+        "NON_FOLDABLE_INPUT",
+        `the input \`percentage\` should be a foldable ${asArray ? '"ARRAY<DOUBLE>"' : '"DOUBLE"'} expression; however, got "${e === undefined ? "" : prettyName(e)}".`
+      )
+    )
+  if (v === null || (Array.isArray(v) && v.some((x) => x === null)))
+    return fail(mismatch("UNEXPECTED_NULL", "The percentage must not be null."))
+  const ps = (Array.isArray(v) ? v : [v]) as ReadonlyArray<number>
+  if (ps.some((p) => p < 0 || p > 1))
+    return fail(
+      mismatch(
+        "VALUE_OUT_OF_RANGE",
+        `The percentage must be between [0.0, 1.0] (current value = ${ps.map(doubleSql).join(",")}).`
+      )
+    )
+  return { _tag: "Valid", asArray, percentages: ps }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -537,6 +767,52 @@ const extremumImpl = (t: DataType, arg: Evaluator, sign: 1 | -1): AggregateImpl 
   }
 }
 
+// max_by / min_by ---------------------------------------------------------------------------
+
+/** `[value, ordering]`: the value kept with the extremum of the ordering so far (Spark's `MaxMinBy`). */
+type ByBuffer = [value: unknown, ordering: unknown]
+
+/**
+ * Spark's `MaxMinBy` (`sign` 1 for `max_by`, -1 for `min_by`): rows whose ordering is null are skipped (their value may be null); on a tie
+ * the later row wins, in `update` and in `merge` (Spark keeps the old value only when it is
+ * strictly better).
+ */
+const byImpl = (vt: DataType, ot: DataType, value: Evaluator, ordering: Evaluator, sign: 1 | -1): AggregateImpl => {
+  const cmp = Ordering.comparator(ot)
+  const encV = valueToJSON(vt)
+  const decV = valueFromJSON(vt)
+  const encO = valueToJSON(ot)
+  const decO = valueFromJSON(ot)
+  return {
+    resultType: vt,
+    init: (): ByBuffer => [null, null],
+    update: (b, row) => {
+      const o = ordering(row)
+      if (o === null || o === undefined) return b
+      const buf = b as ByBuffer
+      if (buf[1] === null || !(sign * cmp(buf[1], o) > 0)) {
+        const v = value(row)
+        buf[0] = v === undefined ? null : v
+        buf[1] = o
+      }
+      return b
+    },
+    merge: (a, b) => {
+      const x = a as ByBuffer
+      const y = b as ByBuffer
+      if (y[1] === null) return a
+      if (x[1] === null || !(sign * cmp(x[1], y[1]) > 0)) {
+        x[0] = y[0]
+        x[1] = y[1]
+      }
+      return a
+    },
+    evaluate: (b) => (b as ByBuffer)[0],
+    toJSON: (b) => [encV((b as ByBuffer)[0]), encO((b as ByBuffer)[1])],
+    fromJSON: (j): ByBuffer => [decV((j as Array<unknown>)[0]), decO((j as Array<unknown>)[1])]
+  }
+}
+
 // first / last --------------------------------------------------------------------------------
 
 type FirstLastBuffer = [value: unknown, set: number]
@@ -857,16 +1133,17 @@ export const makeAggregate = (
   args: ReadonlyArray<Evaluator>,
   argTypes: ReadonlyArray<DataType>
 ): AggregateImpl => {
-  const r = resolveAggregate(fn.name, argTypes, fn.distinct, fn.options)
+  const r = resolveAggregate(fn.name, argTypes, fn.distinct, fn.options, fn.args)
   if (r._tag === "Invalid") throw new Error(`makeAggregate(${fn.name}): ${r.message}`)
   const resultType = r.resultType
   const t = argTypes[0]
   const a0 = args[0]
   // Spark's EliminateDistinct drops DISTINCT from min, max, first, last and collect_set
   // (collect_set(DISTINCT x) keeps every NaN, like collect_set(x)); approx_count_distinct ignores
-  // duplicates by construction.
-  if (fn.distinct && (fn.name === "count" || fn.name === "sum" || fn.name === "avg" || fn.name === "collect_list"))
-    return distinctImpl(fn, argTypes, args, resultType)
+  // duplicates by construction; max_by / min_by over the distinct (value, ordering) pairs pick
+  // the same value as over all rows. The others (the statistics and percentiles ignore rows
+  // with a null argument, as the distinct set does) run over the distinct argument tuples.
+  if (fn.distinct && !IGNORES_DISTINCT.has(fn.name)) return distinctImpl(fn, argTypes, args, resultType)
   switch (fn.name) {
     case "count":
       return countImpl(args)
@@ -888,5 +1165,62 @@ export const makeAggregate = (
       return collectSetImpl(t, a0)
     case "approx_count_distinct":
       return approxCountDistinctImpl(t, a0, fn.options.rsd ?? 0.05)
+    case "stddev":
+    case "std":
+    case "stddev_samp":
+    case "stddev_pop":
+    case "variance":
+    case "var_samp":
+    case "var_pop":
+      return Stat.centralMoment(fn.name, a0, fn.options.legacyStatisticalAggregate === true)
+    case "skewness":
+    case "kurtosis":
+      return Stat.higherMoment(fn.name, a0, fn.options.legacyStatisticalAggregate === true)
+    case "covar_pop":
+    case "covar_samp":
+      return Stat.covariance(fn.name, a0, args[1], fn.options.legacyStatisticalAggregate === true)
+    case "corr":
+      return Stat.corr(a0, args[1], fn.options.legacyStatisticalAggregate === true)
+    case "max_by":
+      return byImpl(t, argTypes[1], a0, args[1], 1)
+    case "min_by":
+      return byImpl(t, argTypes[1], a0, args[1], -1)
+    case "median":
+      return Stat.percentile(a0, [0.5], false)
+    case "percentile": {
+      const p = foldNumbers(fn.args[1])
+      const frequency =
+        args.length === 3 ? { eval: args[2], sql: `"${prettyName(stripCasts(fn.args[2]))}"` } : undefined
+      return Stat.percentile(a0, (Array.isArray(p) ? p : [p]) as ReadonlyArray<number>, Array.isArray(p), frequency)
+    }
+    case "percentile_approx":
+    case "approx_percentile": {
+      const p = foldNumbers(fn.args[1])
+      const accuracy = fn.args.length === 3 ? (foldNumbers(fn.args[2]) as number) : DEFAULT_PERCENTILE_ACCURACY
+      return Stat.percentileApprox(
+        t,
+        a0,
+        (Array.isArray(p) ? p : [p]) as ReadonlyArray<number>,
+        Array.isArray(p),
+        accuracy
+      )
+    }
   }
 }
+
+const stripCasts = (e: Expression): Expression => (e._tag === "Cast" ? stripCasts(e.child) : e)
+
+/** The aggregates whose result DISTINCT does not change. */
+const IGNORES_DISTINCT: ReadonlySet<AggregateName> = new Set<AggregateName>([
+  "min",
+  "max",
+  "first",
+  "last",
+  "collect_set",
+  "approx_count_distinct",
+  "max_by",
+  "min_by"
+])
+
+/** Spark's `ApproximatePercentile.DEFAULT_PERCENTILE_ACCURACY`. */
+export const DEFAULT_PERCENTILE_ACCURACY = 10000

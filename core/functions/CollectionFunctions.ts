@@ -698,3 +698,55 @@ const sequence = (start: number, stop: number, step: number): Array<number> | nu
   else for (let v = start; v >= stop; v += step) out.push(v)
   return out
 }
+
+/**
+ * Spark's `ArraysZip`: an array of structs whose i-th struct holds the i-th element of every
+ * argument (null where an array is shorter); null when any argument is null. A field is named
+ * after its argument when that is a column or an alias, and by its position (`"0"`, `"1"`, …)
+ * otherwise.
+ */
+const arraysZip: ScalarFunctionDef = {
+  name: "arrays_zip",
+  resolve: (argTypes, args) => {
+    for (let i = 0; i < argTypes.length; i++) {
+      const t = argTypes[i]
+      if (t._tag !== "array" && t._tag !== "null") return unexpectedInputType("arrays_zip", args, i, "array", t)
+    }
+    const fields = argTypes.map((t, i) => {
+      const a = args[i]
+      const name = a._tag === "AttributeReference" || a._tag === "Alias" ? a.name : String(i)
+      return T.field(name, t._tag === "array" ? t.elementType : T.NullType, true)
+    })
+    return {
+      _tag: "Resolved",
+      resultType: T.array(T.struct(fields), false),
+      nullable: args.some(nullableOf),
+      castArgsTo: args.map(() => undefined)
+    }
+  },
+  compile: (args) => {
+    const n = args.length
+    return (row) => {
+      const arrays = new Array<ReadonlyArray<unknown>>(n)
+      let len = 0
+      for (let i = 0; i < n; i++) {
+        const a = args[i](row) as ReadonlyArray<unknown> | null | undefined
+        if (a === null || a === undefined) return null
+        arrays[i] = a
+        if (a.length > len) len = a.length
+      }
+      const out = new Array<unknown>(len)
+      for (let j = 0; j < len; j++) {
+        const s = new Array<unknown>(n)
+        for (let i = 0; i < n; i++) {
+          const v = arrays[i][j]
+          s[i] = v === undefined ? null : v
+        }
+        out[j] = s
+      }
+      return out
+    }
+  }
+}
+
+register(arraysZip)

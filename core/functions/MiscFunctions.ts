@@ -346,3 +346,29 @@ register(
     }
   })
 )
+
+/**
+ * Spark's `MonotonicallyIncreasingID`: the partition index shifted left by 33 bits plus the row's
+ * position in its partition. The local engine runs a batch as one partition (docs/differences.md),
+ * so the ids are 0, 1, 2, … in the order of the rows; the counter restarts with each run of the
+ * plan (each action), as Spark's restarts per task. Streaming queries refuse it (Spark's
+ * UnsupportedOperationChecker).
+ */
+const SINGLE_PARTITION_INDEX = 0
+
+const monotonicallyIncreasingId: ScalarFunctionDef = {
+  name: "monotonically_increasing_id",
+  deterministic: false,
+  resolve: (argTypes) =>
+    argTypes.length === 0
+      ? { _tag: "Resolved", resultType: T.LongType, nullable: false, castArgsTo: [] }
+      : wrongNumArgs("monotonically_increasing_id", "0", argTypes.length),
+  compile: () => {
+    // the single partition's index, shifted as Spark shifts it (partitionIndex << 33)
+    const base = SINGLE_PARTITION_INDEX * 2 ** 33
+    let count = 0
+    return () => base + count++
+  }
+}
+
+register(monotonicallyIncreasingId)

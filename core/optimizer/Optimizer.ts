@@ -51,7 +51,8 @@ export const isDeterministic = (e: E.Expression): boolean =>
       // The batch timestamp changes from micro-batch to micro-batch: a filter on it must stay
       // above a streaming aggregation (Spark's CurrentBatchTimestamp is Nondeterministic).
       x._tag === "CurrentTimestamp" ||
-      (x._tag === "ScalarFunction" && isNondeterministicFunction(x.name)) ||
+      (x._tag === "ScalarFunction" &&
+        (x.udf !== undefined ? x.udf.deterministic === false : isNondeterministicFunction(x.name))) ||
       (x._tag === "AggregateFunction" && ORDER_DEPENDENT_AGGREGATES.has(x.name))
   )
 
@@ -76,7 +77,13 @@ export const isFoldable = (e: E.Expression): boolean => {
     case "Alias":
       return false
     case "ScalarFunction":
-      return e.dataType !== undefined && !isNondeterministicFunction(e.name) && e.args.every(isFoldable)
+      // Spark's ScalaUDF is never foldable: a UDF runs per row.
+      return (
+        e.dataType !== undefined &&
+        e.udf === undefined &&
+        !isNondeterministicFunction(e.name) &&
+        e.args.every(isFoldable)
+      )
     default:
       return E.children(e).every(isFoldable)
   }
@@ -121,7 +128,7 @@ const keyOf = (e: E.Expression): string => {
     case "GetField":
       return `${keyOf(e.child)}.${e.ordinal ?? e.field}`
     case "ScalarFunction":
-      return `${e.name}(${e.args.map(keyOf).join(",")})`
+      return `${e.udf === undefined ? e.name : `udf#${e.udf.id}`}(${e.args.map(keyOf).join(",")})`
     case "AggregateFunction":
       return `agg:${e.name}(${e.distinct};${e.args.map(keyOf).join(",")};${e.options.ignoreNulls ?? ""};${e.options.rsd ?? ""})`
     default:

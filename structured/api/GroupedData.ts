@@ -35,7 +35,17 @@ const DICT_FUNCTIONS: Record<string, (c: string) => Column<any, any>> = {
   last: (c) => F.last(c),
   collect_list: (c) => F.collect_list(c),
   collect_set: (c) => F.collect_set(c),
-  approx_count_distinct: (c) => F.approx_count_distinct(c)
+  approx_count_distinct: (c) => F.approx_count_distinct(c),
+  stddev: (c) => F.stddev(c),
+  std: (c) => F.std(c),
+  stddev_samp: (c) => F.stddev_samp(c),
+  stddev_pop: (c) => F.stddev_pop(c),
+  variance: (c) => F.variance(c),
+  var_samp: (c) => F.var_samp(c),
+  var_pop: (c) => F.var_pop(c),
+  skewness: (c) => F.skewness(c),
+  kurtosis: (c) => F.kurtosis(c),
+  median: (c) => F.median(c)
 }
 
 /**

@@ -29,7 +29,8 @@ export interface QueryExecution {
 }
 
 const analyzerConf = (state: State.SessionState) => ({
-  caseSensitive: State.confBool(state, "spark.sql.caseSensitive")
+  caseSensitive: State.confBool(state, "spark.sql.caseSensitive"),
+  legacyStatisticalAggregate: State.confBool(state, "spark.sql.legacy.statisticalAggregate")
 })
 
 /** Analyzes a plan (pure); the error says what is wrong and how to fix it. */

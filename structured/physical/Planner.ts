@@ -173,7 +173,7 @@ export const sameExpression = (a: E.Expression, b: E.Expression): boolean => {
       if (a.field !== (b as E.GetField).field || a.ordinal !== (b as E.GetField).ordinal) return false
       break
     case "ScalarFunction":
-      if (a.name !== (b as E.ScalarFunction).name) return false
+      if (a.name !== (b as E.ScalarFunction).name || a.udf !== (b as E.ScalarFunction).udf) return false
       break
     case "AggregateFunction": {
       const f = b as E.AggregateFunction

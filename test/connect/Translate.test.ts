@@ -445,6 +445,21 @@ describe("refusals", () => {
     expect(refusal(filter)).toContain(WHY)
   })
 
+  it("a user-defined function (F.udf), in a select, a filter or an aggregate's argument", async () => {
+    const plusOne = F.udf((v: number | null) => (v === null ? null : v + 1), "int")
+    const [select, where, agg] = await withSpark((s) => [
+      people(s).select(plusOne("v")),
+      people(s).where(plusOne.withName("inc")(F.col("v")).gt(1)),
+      people(s).groupBy("k").agg(F.sum(plusOne("v")))
+    ])
+    expect(refusal(select)).toContain("The user-defined function UDF (F.udf) cannot be translated for Spark")
+    expect(refusal(select)).toContain(WHY)
+    expect(refusal(where)).toContain("The user-defined function inc (F.udf)")
+    expect(refusal(agg)).toContain(WHY)
+    // the same query without the UDF crosses
+    ok(await withSpark((s) => people(s).select(F.col("v").plus(1))))
+  })
+
   it("the whole plan is walked: a refusal below other operators is found, the outermost first", async () => {
     const [deep, two] = await withSpark((s) => {
       const mapped = people(s).map((r) => ({ k: r.k as string, n: 1 }), Out)
