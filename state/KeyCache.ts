@@ -94,7 +94,10 @@ export class KeyCache {
    * as a commit knows each changed key's committed value: one map operation instead of two.
    */
   replace(key: string, old: string | undefined, value: string | null): void {
-    if (!this.complete) return this.set(key, value)
+    if (!this.complete) {
+      this.set(key, value)
+      return
+    }
     if (old !== undefined) this.bytes -= entryBytes(key, old)
     if (value === null) {
       if (old !== undefined) this.entries.delete(key)
