@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import type { DataType } from "./DataType.ts"
+import type { AnalysisError } from "./Errors.ts"
 
 export type Expression =
   | UnresolvedAttribute
@@ -204,6 +205,8 @@ export interface SortOrder {
 export interface InvalidExpression {
   readonly _tag: "InvalidExpression"
   readonly message: string
+  /** The typed error to report instead of a generic one (a `ParseException` from `F.expr`). */
+  readonly error?: AnalysisError | undefined
 }
 
 let nextExprId = 1
@@ -306,7 +309,13 @@ export const withChildren = (e: Expression, next: ReadonlyArray<Expression>): Ex
 /** Bottom-up rewrite: children first, then `f` on the rebuilt node. Identity-preserving. */
 export const transformUp = (e: Expression, f: (e: Expression) => Expression): Expression => {
   const cs = children(e)
-  const next = cs.length === 0 ? e : withChildren(e, cs.map((c) => transformUp(c, f)))
+  const next =
+    cs.length === 0
+      ? e
+      : withChildren(
+          e,
+          cs.map((c) => transformUp(c, f))
+        )
   return f(next)
 }
 
@@ -314,7 +323,12 @@ export const transformUp = (e: Expression, f: (e: Expression) => Expression): Ex
 export const transformDown = (e: Expression, f: (e: Expression) => Expression): Expression => {
   const self = f(e)
   const cs = children(self)
-  return cs.length === 0 ? self : withChildren(self, cs.map((c) => transformDown(c, f)))
+  return cs.length === 0
+    ? self
+    : withChildren(
+        self,
+        cs.map((c) => transformDown(c, f))
+      )
 }
 
 /** True when `p` holds for `e` or any expression below it. */

@@ -56,6 +56,8 @@ const literalName = (e: Literal): string => {
       return `DATE '${formatDate(v as number)}'`
     case "boolean":
       return v ? "true" : "false"
+    case "calendarInterval":
+      return `INTERVAL '${calendarIntervalString(v as { months: number; days: number; micros: number })}'`
     case "array":
       return `ARRAY(${(v as ReadonlyArray<unknown>)
         .map((x) => literalName({ _tag: "Literal", value: x, dataType: (e.dataType as T.ArrayType).elementType }))
@@ -64,6 +66,43 @@ const literalName = (e: Literal): string => {
       return String(v)
   }
 }
+
+/**
+ * Spark's `CalendarInterval.toString`: `1 years 2 months 3 days 4 hours 5 minutes 6.5 seconds`,
+ * zero parts left out, `0 seconds` for nothing.
+ */
+export const calendarIntervalString = (iv: {
+  readonly months: number
+  readonly days: number
+  readonly micros: number
+}): string => {
+  if (iv.months === 0 && iv.days === 0 && iv.micros === 0) return "0 seconds"
+  const parts: Array<string> = []
+  const unit = (n: number, name: string) => {
+    if (n !== 0) parts.push(`${n} ${name}`)
+  }
+  unit(Math.trunc(iv.months / 12), "years")
+  unit(iv.months % 12, "months")
+  unit(iv.days, "days")
+  let rest = iv.micros
+  const hours = Math.trunc(rest / 3_600_000_000)
+  unit(hours, "hours")
+  rest -= hours * 3_600_000_000
+  const minutes = Math.trunc(rest / 60_000_000)
+  unit(minutes, "minutes")
+  rest -= minutes * 60_000_000
+  if (rest !== 0) {
+    const sign = rest < 0 ? "-" : ""
+    const abs = Math.abs(rest)
+    const frac = String(abs % 1_000_000)
+      .padStart(6, "0")
+      .replace(/0+$/, "")
+    parts.push(`${sign}${Math.floor(abs / 1_000_000)}${frac === "" ? "" : `.${frac}`} seconds`)
+  }
+  return parts.join(" ")
+}
+
+const isIntervalLiteral = (e: Expression): boolean => e._tag === "Literal" && e.dataType._tag === "calendarInterval"
 
 const opSymbol = (op: string): string => (op === "and" ? "AND" : op === "or" ? "OR" : op)
 
@@ -92,6 +131,10 @@ export const prettyName = (e: Expression): string => {
           return `(${prettyName(e.child)} IS NOT NULL)`
       }
     case "BinaryExpression":
+      // Spark's TimeAdd, DatetimeSub and DateAddInterval print `l + r` / `l - r` unparenthesised
+      if ((e.op === "+" || e.op === "-") && (isIntervalLiteral(e.left) || isIntervalLiteral(e.right))) {
+        return `${prettyName(e.left)} ${e.op} ${prettyName(e.right)}`
+      }
       return `(${prettyName(e.left)} ${opSymbol(e.op)} ${prettyName(e.right)})`
     case "In":
       return `(${prettyName(e.child)} IN (${e.list.map(prettyName).join(", ")}))`
@@ -109,7 +152,8 @@ export const prettyName = (e: Expression): string => {
         return `${e.name}(${e.args.map((a) => (a._tag === "Alias" ? `${prettyName(a.child)} AS ${a.name}` : prettyName(a))).join(", ")})`
       }
       // Spark's AvroDataToCatalyst / CatalystDataToAvro: the schema and options are not children
-      if ((e.name === "from_avro" || e.name === "to_avro") && e.args.length > 0) return `${e.name}(${prettyName(e.args[0])})`
+      if ((e.name === "from_avro" || e.name === "to_avro") && e.args.length > 0)
+        return `${e.name}(${prettyName(e.args[0])})`
       return `${e.name}(${e.args.map(prettyName).join(", ")})`
     case "AggregateFunction": {
       const args = e.args.map(prettyName).join(", ")

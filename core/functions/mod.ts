@@ -10,6 +10,7 @@ import "./DatetimeFunctions.ts"
 import "./CollectionFunctions.ts"
 import "./MiscFunctions.ts"
 import "./AvroFunctions.ts"
+import "./IntervalFunctions.ts"
 
 export { lookup, names, register } from "./Registry.ts"
 export type { Evaluator, Resolution, ScalarFunctionDef } from "./Registry.ts"
