@@ -31,6 +31,7 @@ import { AnalysisError } from "../core/Errors.ts"
 import type * as E from "../core/Expression.ts"
 import { parseInterval } from "../core/Durations.ts"
 import type * as Plan from "../core/LogicalPlan.ts"
+import { sourceText } from "../core/sql/ExpressionParser.ts"
 import { REMOTE_RELATION_FORMAT } from "../structured/contracts/Remote.ts"
 import { TABLE_FORMAT } from "../structured/contracts/SessionState.ts"
 import { encodeRows } from "./Arrow.ts"
@@ -176,7 +177,10 @@ class Walker {
               create(PE.ExpressionSchema, {
                 exprType: { case: "unresolvedStar", value: create(PE.Expression_UnresolvedStarSchema) }
               }),
-              alias(this.expr(p.generator), p.generatorOutput.map((a) => a.name))
+              alias(
+                this.expr(p.generator),
+                p.generatorOutput.map((a) => a.name)
+              )
             ]
           })
         }
@@ -217,7 +221,11 @@ class Walker {
           value: create(PR.SubqueryAliasSchema, { input: this.relation(p.child), alias: p.alias })
         }
       case "TypedFilter":
-        this.fail(refuse(`filter with a JavaScript function (TypedFilter) cannot be translated for Spark: ${JS_REASON}. Use a Column condition (F.col(...)) instead.`))
+        this.fail(
+          refuse(
+            `filter with a JavaScript function (TypedFilter) cannot be translated for Spark: ${JS_REASON}. Use a Column condition (F.col(...)) instead.`
+          )
+        )
         return this.refusedChild(p.child)
       case "MapElements":
         this.fail(
@@ -227,7 +235,11 @@ class Walker {
         )
         return this.refusedChild(p.child)
       case "TransformWithState":
-        this.fail(refuse(`transformWithState (TransformWithState) cannot be translated for Spark: ${JS_REASON} (its StatefulProcessor is JavaScript).`))
+        this.fail(
+          refuse(
+            `transformWithState (TransformWithState) cannot be translated for Spark: ${JS_REASON} (its StatefulProcessor is JavaScript).`
+          )
+        )
         this.refusedChild(p.child)
         if (p.initialState !== undefined) this.relation(p.initialState)
         return { case: undefined }
@@ -274,7 +286,8 @@ class Walker {
       this.fail(
         new AnalysisError({
           reason: "InvalidPlan",
-          message: "This DataFrame came from spark.sql on another remote session; it can only run on the session that made it."
+          message:
+            "This DataFrame came from spark.sql on another remote session; it can only run on the session that made it."
         })
       )
       return { case: undefined }
@@ -419,7 +432,9 @@ class Walker {
     return create(PE.Expression_SortOrderSchema, {
       child: this.expr(o.child),
       direction:
-        o.direction === "asc" ? PE.Expression_SortOrder_SortDirection.ASCENDING : PE.Expression_SortOrder_SortDirection.DESCENDING,
+        o.direction === "asc"
+          ? PE.Expression_SortOrder_SortDirection.ASCENDING
+          : PE.Expression_SortOrder_SortDirection.DESCENDING,
       nullOrdering:
         o.nullOrdering === "nullsFirst"
           ? PE.Expression_SortOrder_NullOrdering.SORT_NULLS_FIRST
@@ -428,6 +443,16 @@ class Walker {
   }
 
   expr(e: E.Expression): PE.Expression {
+    // F.expr / selectExpr text goes as text, for Spark's own parser (pyspark's `expr`)
+    const text = sourceText(e)
+    if (text !== undefined) {
+      return create(PE.ExpressionSchema, {
+        exprType: {
+          case: "expressionString",
+          value: create(PE.Expression_ExpressionStringSchema, { expression: text })
+        }
+      })
+    }
     switch (e._tag) {
       case "UnresolvedAttribute":
         return attributeExpr(unparsedIdentifier(e.nameParts), e.planId)
@@ -492,7 +517,8 @@ class Walker {
           this.fail(
             new AnalysisError({
               reason: "InvalidArgument",
-              message: "The window duration, slide duration and start time must be interval strings such as '10 seconds'."
+              message:
+                "The window duration, slide duration and start time must be interval strings such as '10 seconds'."
             })
           )
         }
@@ -541,7 +567,9 @@ class Walker {
       case "approx_count_distinct":
         // pyspark passes rsd only when the user gave one; 0.05 is Spark's default.
         if (e.options.rsd !== undefined && e.options.rsd !== 0.05) {
-          args.push(literalExpr(create(PE.Expression_LiteralSchema, { literalType: { case: "double", value: e.options.rsd } })))
+          args.push(
+            literalExpr(create(PE.Expression_LiteralSchema, { literalType: { case: "double", value: e.options.rsd } }))
+          )
         }
         break
       default:

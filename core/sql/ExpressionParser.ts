@@ -1303,11 +1303,26 @@ export const parseExpression = (text: string): Result.Result<E.Expression, Parse
   }
 }
 
+/** The text each parsed root expression came from (expressions are immutable, so identity is stable). */
+const sources = new WeakMap<E.Expression, string>()
+
+/**
+ * The expression text `e` was parsed from, when `e` is the root of an `F.expr` / `selectExpr`
+ * expression: a Spark Connect session sends the text itself (`Expression.ExpressionString`) so
+ * that Spark parses it with its own grammar, as pyspark does.
+ */
+export const sourceText = (e: E.Expression): string | undefined => sources.get(e)
+
 /**
  * The expression of `F.expr(text)`: the parsed expression, or one that reports the
- * `ParseException` at the first action (builders never throw).
+ * `ParseException` at the first action (builders never throw). Either way its text is kept
+ * (`sourceText`).
  */
 export const expressionOf = (text: string): E.Expression => {
   const r = parseExpression(text)
-  return Result.isSuccess(r) ? r.success : { _tag: "InvalidExpression", message: r.failure.message, error: r.failure }
+  const e: E.Expression = Result.isSuccess(r)
+    ? r.success
+    : { _tag: "InvalidExpression", message: r.failure.message, error: r.failure }
+  sources.set(e, text)
+  return e
 }

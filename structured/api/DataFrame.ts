@@ -29,7 +29,7 @@ import { Console, Effect, Result, type Schema } from "effect"
 import { Column, type ColumnOrName, col, toColumnExpr } from "../../core/Column.ts"
 import * as T from "../../core/DataType.ts"
 import { type IntervalString, parseDurationMs } from "../../core/Durations.ts"
-import { AnalysisError, type ConnectorError } from "../../core/Errors.ts"
+import { AnalysisError, type ConnectorError, ParseException } from "../../core/Errors.ts"
 import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { type InternalRow, rowsToExternal } from "../../core/Row.ts"
@@ -190,18 +190,13 @@ export class DataFrame<R = Row> {
    * @since 0.7.0
    */
   selectExpr(...exprs: ReadonlyArray<string>): DataFrame<Row> {
-    const parsed = exprs.map((text) => SqlParser.parseExpression(text))
-    const failed = parsed.find(Result.isFailure)
+    // each keeps its text, which a remote session sends for Spark to parse (pyspark's selectExpr)
+    const projectList = exprs.map((text) => SqlParser.expressionOf(text))
+    // Spark parses at the call: the first text that does not parse is the error, before any analysis
+    const failed = projectList.find((e) => e._tag === "InvalidExpression" && e.error instanceof ParseException)
     return this.derive(
-      {
-        _tag: "Project",
-        planId: Plan.newPlanId(),
-        projectList: parsed.map((r) =>
-          Result.isSuccess(r) ? r.success : ({ _tag: "InvalidExpression", message: "" } as const)
-        ),
-        child: this.plan
-      },
-      failed === undefined ? undefined : failed.failure
+      { _tag: "Project", planId: Plan.newPlanId(), projectList, child: this.plan },
+      failed?._tag === "InvalidExpression" && this.state.remote === undefined ? failed.error : undefined
     )
   }
 
@@ -214,16 +209,14 @@ export class DataFrame<R = Row> {
       return this.derive({ _tag: "TypedFilter", planId: Plan.newPlanId(), predicate: condition, child: this.plan })
     }
     if (typeof condition === "string") {
-      const parsed = SqlParser.parseExpression(condition)
-      if (Result.isFailure(parsed)) {
-        return this.derive(
-          { _tag: "Filter", planId: Plan.newPlanId(), condition: E.literal(true, T.BooleanType), child: this.plan },
-          parsed.failure
-        )
-      }
-      // Spark keeps an alias the text gives (`"a > 1 AS x"`) and CleanupAliases drops it from the condition
-      const e = parsed.success._tag === "Alias" ? parsed.success.child : parsed.success
-      return this.derive({ _tag: "Filter", planId: Plan.newPlanId(), condition: e, child: this.plan })
+      // an alias the text gives (`"a > 1 AS x"`) is dropped from the condition by the analyzer, as
+      // Spark's CleanupAliases does; a remote session sends the text for Spark to parse
+      const e = SqlParser.expressionOf(condition)
+      const error =
+        e._tag === "InvalidExpression" && e.error instanceof ParseException && this.state.remote === undefined
+          ? e.error
+          : undefined
+      return this.derive({ _tag: "Filter", planId: Plan.newPlanId(), condition: e, child: this.plan }, error)
     }
     return this.derive({ _tag: "Filter", planId: Plan.newPlanId(), condition: condition.expr, child: this.plan })
   }

@@ -284,3 +284,14 @@ describe("timestamp and interval arithmetic (datetime.sql, interval.sql)", () =>
     )
   )
 })
+
+describe("filter with an aliased condition", () => {
+  it.effect("drops the alias, as Spark's CleanupAliases", () =>
+    run(
+      Effect.gen(function* () {
+        const df = yield* events
+        expect(yield* df.filter("value > 1 AS keep").select("key").collect()).toEqual([{ key: "b" }])
+      })
+    )
+  )
+})
