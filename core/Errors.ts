@@ -78,7 +78,7 @@ interface ParseExceptionFields {
  * import { ParseException } from "tributary-streaming"
  * const e = ParseException.at("a + + ", 6, "PARSE_SYNTAX_ERROR", "42601", "Syntax error at or near end of input.")
  * e.message
- * // [PARSE_SYNTAX_ERROR] Syntax error at or near end of input. SQLSTATE: 42601(line 1, pos 6)
+ * // [PARSE_SYNTAX_ERROR] Syntax error at or near end of input. SQLSTATE: 42601 (line 1, pos 6)
  * //
  * // == SQL ==
  * // a + +
@@ -98,21 +98,19 @@ export class ParseException extends AnalysisError {
   }
 
   /**
-   * The exception for an error at character `offset` of `command`: Spark's message
-   * `[CLASS] text SQLSTATE: s(line l, pos p)`, then `== SQL ==`, the lines up to the offending
-   * one, a line of `p` dashes and `^^^`, and the lines after it (Spark's `ParseException.getMessage`,
-   * without its leading newline).
+   * A syntax error at character `offset` of `command`, worded as Spark's `ParseException` of the
+   * parser's error listener: `[CLASS] text SQLSTATE: s (line l, pos p)`, then `== SQL ==`, the
+   * lines up to the offending one, a line of `p` dashes and `^^^`, and the lines after it
+   * (without the message's leading newline).
    */
   static at(command: string, offset: number, errorClass: string, sqlState: string, text: string): ParseException {
-    const before = command.slice(0, offset).split("\n")
-    const line = before.length
-    const startPosition = before[before.length - 1].length
+    const { line, startPosition } = position(command, offset)
     const lines = command.split("\n")
-    const above = lines.slice(0, line)
-    const below = lines.slice(line)
-    const sql = [...above, `${"-".repeat(startPosition)}^^^`, ...below].map((l) => `${l}\n`).join("")
+    const sql = [...lines.slice(0, line), `${"-".repeat(startPosition)}^^^`, ...lines.slice(line)]
+      .map((l) => `${l}\n`)
+      .join("")
     return new ParseException({
-      message: `[${errorClass}] ${text} SQLSTATE: ${sqlState}(line ${line}, pos ${startPosition})\n\n== SQL ==\n${sql}`,
+      message: `[${errorClass}] ${text} SQLSTATE: ${sqlState} (line ${line}, pos ${startPosition})\n\n== SQL ==\n${sql}`,
       errorClass,
       sqlState,
       command,
@@ -120,6 +118,49 @@ export class ParseException extends AnalysisError {
       startPosition
     })
   }
+
+  /**
+   * An error about the fragment `[start, stop)` of `command` (a literal, a type name), worded as
+   * Spark's parser words the errors it raises with a query context: `[CLASS] text SQLSTATE: s`,
+   * then `== SQL (line l, position p) ==` (p 1-based) and the text with `^` under the fragment.
+   * An empty `sqlState` is an error Spark words without class and SQLSTATE
+   * (`_LEGACY_ERROR_TEMP_0029`: `Cannot mix year-month and day-time fields: …`).
+   */
+  static inContext(
+    command: string,
+    start: number,
+    stop: number,
+    errorClass: string,
+    sqlState: string,
+    text: string
+  ): ParseException {
+    const { line, startPosition } = position(command, start)
+    const out: Array<string> = []
+    let lineStart = 0
+    for (const l of command.split("\n")) {
+      const lineEnd = lineStart + l.length
+      out.push(l)
+      const from = Math.max(start, lineStart)
+      const to = Math.min(stop, lineEnd)
+      if (from < to) out.push(`${" ".repeat(from - lineStart)}${"^".repeat(to - from)}`)
+      lineStart = lineEnd + 1
+    }
+    const head = sqlState === "" ? text : `[${errorClass}] ${text} SQLSTATE: ${sqlState}`
+    return new ParseException({
+      message: `${head}\n== SQL (line ${line}, position ${startPosition + 1}) ==\n${out.map((l) => `${l}\n`).join("")}`,
+      errorClass,
+      sqlState,
+      command,
+      line,
+      startPosition
+    })
+  }
+}
+
+/** The 1-based line and 0-based position in its line of character `offset` of `text`. */
+const position = (text: string, offset: number): { readonly line: number; readonly startPosition: number } => {
+  const before = text.slice(0, offset).split("\n")
+  return { line: before.length, startPosition: before[before.length - 1].length }
 }
 
 /** The fields of {@link StreamingQueryError}. */

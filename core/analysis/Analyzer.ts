@@ -445,7 +445,9 @@ class Analyzer implements Resolver {
         out.push(r)
         return
       }
-      out.push({ _tag: "Alias", child: r, name: prettyName(r), exprId: stableExprId(owner, `alias:${i}`) })
+      // Spark's ResolveAliases: a cast of a named column keeps the column's name (`CAST(a AS INT)` is `a`)
+      const name = r._tag === "Cast" && r.child._tag === "AttributeReference" ? r.child.name : prettyName(r)
+      out.push({ _tag: "Alias", child: r, name, exprId: stableExprId(owner, `alias:${i}`) })
     })
     return out
   }

@@ -296,19 +296,25 @@ class Parser {
     )
   }
 
-  failClass(t: Token, errorClass: string, sqlState: string, message: string): never {
-    throw new Failure(ParseException.at(this.text, t.start, errorClass, sqlState, message))
+  /** An error about the text from `t` to `stop` (Spark's errors with a query context). */
+  failClass(t: Token, errorClass: string, sqlState: string, message: string, stop = t.end): never {
+    throw new Failure(ParseException.inContext(this.text, t.start, stop, errorClass, sqlState, message))
+  }
+
+  /** The end of the last token read. */
+  private get lastEnd(): number {
+    return this.tokens[Math.max(0, this.pos - 1)].end
   }
 
   /**
-   * Requires `op` next. As ANTLR recovers: when the token after the current one is `op`, the
-   * current one is extra input; when the input ends where `op` belongs, `op` is missing.
+   * Requires `op` next. As Spark reports ANTLR's recovery: when the token after the current one
+   * is `op`, the current one is extra input (`a b c`: `extra input 'c'`); a text that ends
+   * early is `at or near end of input`, with no hint (Spark 4.2 on `(a + 1`).
    */
   private expectOp(op: string): void {
     if (this.acceptOp(op)) return
     const t = this.peek
     if (this.isOp(this.ahead(1), op)) this.fail(t, `: extra input ${display(t)}`)
-    if (t.kind === "eof") this.fail(t, `: missing '${op}'`)
     this.fail(t)
   }
 
@@ -316,7 +322,6 @@ class Parser {
     if (this.acceptWord(word)) return
     const t = this.peek
     if (this.isWord(this.ahead(1), word)) this.fail(t, `: extra input ${display(t)}`)
-    if (t.kind === "eof") this.fail(t, `: missing '${word}'`)
     this.fail(t)
   }
 
@@ -832,7 +837,7 @@ class Parser {
       }
     } else if (this.isOp(this.peek, "(")) {
       while (!this.isOp(this.peek, ")")) {
-        if (this.peek.kind === "eof") return this.fail(this.peek, ": missing ')'")
+        if (this.peek.kind === "eof") return this.fail(this.peek)
         this.pos++
       }
       end = this.next().end
@@ -840,7 +845,13 @@ class Parser {
     const source = this.text.slice(first.start, end)
     const t = T.parseTypeString(source)
     if (t === undefined) {
-      return this.failClass(first, "UNSUPPORTED_DATATYPE", "0A000", `Unsupported data type "${source.toUpperCase()}".`)
+      return this.failClass(
+        first,
+        "UNSUPPORTED_DATATYPE",
+        "0A000",
+        `Unsupported data type "${source.toUpperCase()}".`,
+        end
+      )
     }
     return t
   }
@@ -855,7 +866,8 @@ class Parser {
         start,
         "INVALID_TYPED_LITERAL",
         "42604",
-        `The value of the typed literal "${type}" is invalid: '${value}'.`
+        `The value of the typed literal "${type}" is invalid: '${value}'.`,
+        this.lastEnd
       )
     switch (type) {
       case "DATE": {
@@ -889,13 +901,16 @@ class Parser {
         start,
         "INVALID_TYPED_LITERAL",
         "42604",
-        `The value of the typed literal "INTERVAL" is invalid: '${text}'.`
+        `The value of the typed literal "INTERVAL" is invalid: '${text}'.`,
+        this.lastEnd
       )
     // the string form without units: INTERVAL '1 day 2 hours'
     if (this.peek.kind === "string" && !isUnit(this.ahead(1), INTERVAL_UNITS) && !isUnit(this.ahead(1), UNIT_TO_UNIT)) {
       const s = (this.strings() as E.Literal).value as string
       const iv = parseInterval(s)
-      return iv === undefined ? invalid(s) : lit(iv, T.CalendarIntervalType)
+      if (iv === undefined) return invalid(s)
+      if (iv.months !== 0 && (iv.days !== 0 || iv.micros !== 0)) this.mixedUnits(start)
+      return lit(iv, T.CalendarIntervalType)
     }
     for (;;) {
       const signTok = this.isOp(this.peek, "-") || this.isOp(this.peek, "+") ? this.next().value : ""
@@ -931,7 +946,25 @@ class Parser {
     }
     const text = parts.join(" ")
     const iv = parseInterval(text)
-    return iv === undefined ? invalid(text) : lit(iv, T.CalendarIntervalType)
+    if (iv === undefined) return invalid(text)
+    // Spark 4 types a literal by the units written: year-month or day-time, never both
+    const units = parts.map((p) => p.slice(p.lastIndexOf(" ") + 1))
+    const yearMonth = units.some((u) => u.startsWith("year") || u.startsWith("month"))
+    if (yearMonth && units.some((u) => !u.startsWith("year") && !u.startsWith("month"))) this.mixedUnits(start)
+    return lit(iv, T.CalendarIntervalType)
+  }
+
+  /** Spark's `mixedIntervalUnitsError`, with the literal's text. */
+  private mixedUnits(start: Token): never {
+    const literal = this.text.slice(start.start, this.lastEnd)
+    // Spark 4.2 still raises this one as a legacy error, without class or SQLSTATE in the message
+    return this.failClass(
+      start,
+      "_LEGACY_ERROR_TEMP_0029",
+      "",
+      `Cannot mix year-month and day-time fields: ${literal}.`,
+      this.lastEnd
+    )
   }
 
   /** `EXTRACT(field FROM source)`: Spark's `date_part` of the field. */
@@ -1096,7 +1129,7 @@ class Parser {
     let depth = 0
     do {
       const t = this.next()
-      if (t.kind === "eof") this.fail(t, ": missing ')'")
+      if (t.kind === "eof") this.fail(t)
       if (this.isOp(t, "(")) depth++
       else if (this.isOp(t, ")")) depth--
     } while (depth > 0)
