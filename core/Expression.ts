@@ -68,6 +68,12 @@ export interface Literal {
   readonly _tag: "Literal"
   readonly value: unknown
   readonly dataType: DataType
+  /**
+   * How the literal prints in a generated column name when its value alone cannot say: an
+   * interval literal of expression text keeps Spark 4's ANSI form (`INTERVAL '10' SECOND`), whose
+   * fields come from the units written.
+   */
+  readonly sql?: string | undefined
 }
 
 export interface Alias {

@@ -45,6 +45,7 @@ export const formatDouble = (v: number): string => {
 }
 
 const literalName = (e: Literal): string => {
+  if (e.sql !== undefined) return e.sql
   const v = e.value
   if (v === null || v === undefined) return "NULL"
   switch (e.dataType._tag) {

@@ -21,7 +21,7 @@
  */
 import { Result } from "effect"
 import * as T from "../DataType.ts"
-import { parseDurationMs, parseInterval } from "../Durations.ts"
+import { type CalendarInterval, parseDurationMs, parseInterval } from "../Durations.ts"
 import { AnalysisError, ParseException } from "../Errors.ts"
 import * as E from "../Expression.ts"
 import * as DT from "../functions/DateTimeUtils.ts"
@@ -910,7 +910,7 @@ class Parser {
       const iv = parseInterval(s)
       if (iv === undefined) return invalid(s)
       if (iv.months !== 0 && (iv.days !== 0 || iv.micros !== 0)) this.mixedUnits(start)
-      return lit(iv, T.CalendarIntervalType)
+      return intervalLiteral(iv, fieldsOfValue(iv))
     }
     for (;;) {
       const signTok = this.isOp(this.peek, "-") || this.isOp(this.peek, "+") ? this.next().value : ""
@@ -932,7 +932,9 @@ class Parser {
         this.pos++
         const text = `'${value}' ${u.toLowerCase()} to ${to.value.toLowerCase()}`
         const iv = parseInterval(text)
-        return iv === undefined ? invalid(value) : lit(iv, T.CalendarIntervalType)
+        return iv === undefined
+          ? invalid(value)
+          : intervalLiteral(iv, [u as IntervalField, to.value.toUpperCase() as IntervalField])
       }
       if (!INTERVAL_UNITS.has(u)) return this.fail(unit)
       this.pos++
@@ -951,7 +953,8 @@ class Parser {
     const units = parts.map((p) => p.slice(p.lastIndexOf(" ") + 1))
     const yearMonth = units.some((u) => u.startsWith("year") || u.startsWith("month"))
     if (yearMonth && units.some((u) => !u.startsWith("year") && !u.startsWith("month"))) this.mixedUnits(start)
-    return lit(iv, T.CalendarIntervalType)
+    const fields = units.map(fieldOfUnit).sort((a, b) => FIELD_ORDER.indexOf(a) - FIELD_ORDER.indexOf(b))
+    return intervalLiteral(iv, [fields[0], fields[fields.length - 1]])
   }
 
   /** Spark's `mixedIntervalUnitsError`, with the literal's text. */
@@ -1150,6 +1153,88 @@ class Parser {
     return this.expression()
   }
 }
+
+/** The fields of Spark's ANSI interval types, largest first. */
+type IntervalField = "YEAR" | "MONTH" | "DAY" | "HOUR" | "MINUTE" | "SECOND"
+const FIELD_ORDER: ReadonlyArray<IntervalField> = ["YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"]
+
+/** The field a unit of `INTERVAL 10 SECONDS` gives (weeks are days, smaller units seconds). */
+const fieldOfUnit = (unit: string): IntervalField => {
+  const u = unit.toUpperCase().replace(/S$/, "")
+  switch (u) {
+    case "YEAR":
+    case "MONTH":
+    case "DAY":
+    case "HOUR":
+    case "MINUTE":
+      return u
+    case "WEEK":
+      return "DAY"
+    default:
+      return "SECOND"
+  }
+}
+
+/** The fields of `INTERVAL '1 day 2 hours'`, from its value: the largest and smallest parts there. */
+const fieldsOfValue = (iv: CalendarInterval): readonly [IntervalField, IntervalField] => {
+  if (iv.months !== 0) return [Math.abs(iv.months) >= 12 ? "YEAR" : "MONTH", iv.months % 12 === 0 ? "YEAR" : "MONTH"]
+  const present: Array<IntervalField> = []
+  if (iv.days !== 0) present.push("DAY")
+  const rest = Math.abs(iv.micros)
+  if (Math.floor(rest / 3_600_000_000) !== 0) present.push("HOUR")
+  if (Math.floor(rest / 60_000_000) % 60 !== 0) present.push("MINUTE")
+  if (rest % 60_000_000 !== 0) present.push("SECOND")
+  return present.length === 0 ? ["SECOND", "SECOND"] : [present[0], present[present.length - 1]]
+}
+
+const pad2 = (n: number): string => String(n).padStart(2, "0")
+
+/**
+ * Spark 4's SQL of an ANSI interval literal (`IntervalUtils.toYearMonthIntervalString` /
+ * `toDayTimeIntervalString`, ANSI style), as Spark 4.2 prints them in column names:
+ * `INTERVAL '10' SECOND`, `INTERVAL '01' HOUR`, `INTERVAL '1 02:03' DAY TO MINUTE`,
+ * `INTERVAL '01.5' SECOND`, `INTERVAL '14' MONTH`, `INTERVAL '1-2' YEAR TO MONTH`. The leading
+ * field holds the whole amount; hours, minutes and seconds are two digits.
+ */
+export const ansiIntervalSql = (iv: CalendarInterval, start: IntervalField, end: IntervalField): string => {
+  const qualifier = start === end ? start : `${start} TO ${end}`
+  if (start === "YEAR" || start === "MONTH") {
+    const sign = iv.months < 0 ? "-" : ""
+    const m = Math.abs(iv.months)
+    const body =
+      start === "MONTH" ? String(m) : end === "YEAR" ? String(Math.trunc(m / 12)) : `${Math.trunc(m / 12)}-${m % 12}`
+    return `INTERVAL '${sign}${body}' ${qualifier}`
+  }
+  const total = iv.days * 86_400_000_000 + iv.micros
+  const sign = total < 0 ? "-" : ""
+  let rest = Math.abs(total)
+  const unitMicros: Record<string, number> = {
+    DAY: 86_400_000_000,
+    HOUR: 3_600_000_000,
+    MINUTE: 60_000_000,
+    SECOND: 1_000_000
+  }
+  let body = ""
+  for (let i = FIELD_ORDER.indexOf(start); i <= FIELD_ORDER.indexOf(end); i++) {
+    const f = FIELD_ORDER[i]
+    const n = Math.floor(rest / unitMicros[f])
+    rest -= n * unitMicros[f]
+    const digits = f === "DAY" ? String(n) : pad2(n)
+    body += i === FIELD_ORDER.indexOf(start) ? digits : `${f === "HOUR" ? " " : ":"}${digits}`
+  }
+  if (end === "SECOND" && rest !== 0) body += `.${String(rest).padStart(6, "0").replace(/0+$/, "")}`
+  return `INTERVAL '${sign}${body}' ${qualifier}`
+}
+
+const intervalLiteral = (
+  iv: CalendarInterval,
+  [start, end]: readonly [IntervalField, IntervalField]
+): E.Expression => ({
+  _tag: "Literal",
+  value: iv,
+  dataType: T.CalendarIntervalType,
+  sql: ansiIntervalSql(iv, start, end)
+})
 
 const isNumberToken = (t: Token): boolean =>
   t.kind === "integer" ||

@@ -2,8 +2,8 @@
  * Spark as the oracle for expression strings: the same `selectExpr` / `filter("…")` texts are
  * parsed by tributary's parser on the local engine and by Spark's own parser on Spark 4.2
  * (the remote session sends the text as `Expression.ExpressionString`); names, types and rows
- * must agree. Interval results are aliased where the names differ by design (calendar intervals
- * here, ANSI intervals in Spark: docs/differences.md).
+ * must agree (interval literals print with Spark 4's ANSI names; `date + INTERVAL n DAYS`, which
+ * Spark names `date_add(…, extractansiintervaldays(…))`, is aliased).
  */
 import { describe } from "vitest"
 import * as F from "../../core/F.ts"
@@ -102,6 +102,20 @@ describe("differential: expression strings", () => {
           "DATE '2024-03-10' + interval '2' day AS m",
           "DATE '2024-03-10' + interval 3 hours AS n",
           "DATE '2024-01-31' + interval 1 month AS o"
+        )
+    },
+    {
+      name: "unaliased timestamp ± interval columns carry Spark 4's ANSI interval names",
+      build: (_, d) =>
+        d.events.selectExpr(
+          "id",
+          "ts + INTERVAL 10 SECONDS",
+          "ts - interval 90 minutes",
+          "ts + interval '1 2:03' day to minute",
+          "ts + interval 1 year 2 months",
+          "ts + interval 1.5 seconds",
+          "ts + interval '1 day 2 hours'",
+          "DATE '2024-03-10' + interval 3 hours"
         )
     },
     {

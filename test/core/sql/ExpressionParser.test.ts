@@ -21,7 +21,7 @@ const normalize = (e: unknown): unknown => {
     const out: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(e)) {
       if (k === "exprId") out[k] = 0
-      else if (k === "error") continue
+      else if (k === "error" || k === "sql") continue
       else if (v !== undefined) out[k] = normalize(v)
     }
     return out
@@ -370,6 +370,30 @@ describe("ExpressionParserSuite", () => {
       "Cannot mix year-month and day-time fields: INTERVAL 1 MONTH 2 DAYS.\n== SQL (line 1, position 5) ==\na + INTERVAL 1 MONTH 2 DAYS\n    ^^^^^^^^^^^^^^^^^^^^^^^\n"
     )
     expect(parseError("interval '1 year 2 second'").errorClass).toBe("_LEGACY_ERROR_TEMP_0029")
+  })
+
+  it("interval literals print as Spark 4.2 names them (fields from the units written)", () => {
+    // each name is what Spark 4.2 printed for `ts + <literal>` (probed through Spark Connect)
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ["INTERVAL 10 SECONDS", "INTERVAL '10' SECOND"],
+      ["interval 1.5 seconds", "INTERVAL '01.5' SECOND"],
+      ["interval '1' hour", "INTERVAL '01' HOUR"],
+      ["INTERVAL 90 MINUTES", "INTERVAL '90' MINUTE"],
+      ["interval 1 day 2 hours", "INTERVAL '1 02' DAY TO HOUR"],
+      ["interval '1 2:03' day to minute", "INTERVAL '1 02:03' DAY TO MINUTE"],
+      ["interval '10:20:30.5' hour to second", "INTERVAL '10:20:30.5' HOUR TO SECOND"],
+      ["interval -3 hours", "INTERVAL '-03' HOUR"],
+      ["interval 1 year", "INTERVAL '1' YEAR"],
+      ["interval 14 months", "INTERVAL '14' MONTH"],
+      ["interval 1 year 2 months", "INTERVAL '1-2' YEAR TO MONTH"],
+      ["interval '2-1' year to month", "INTERVAL '2-1' YEAR TO MONTH"],
+      ["interval 3 weeks", "INTERVAL '21' DAY"],
+      ["interval 500 milliseconds", "INTERVAL '00.5' SECOND"],
+      ["interval '1 day 2 hours'", "INTERVAL '1 02' DAY TO HOUR"],
+      ["interval '3 months'", "INTERVAL '3' MONTH"]
+    ]
+    for (const [text, name] of cases) expect(prettyName(parse(`ts + ${text}`)), text).toBe(`ts + ${name}`)
+    expect(prettyName(parse("ts - interval 2 days"))).toBe("ts - INTERVAL '2' DAY")
   })
 
   it("timestampadd and timestampdiff", () => {

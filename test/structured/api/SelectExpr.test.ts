@@ -169,13 +169,13 @@ describe("timestamp and interval arithmetic (datetime.sql, interval.sql)", () =>
             "ts + INTERVAL 1 MONTH + INTERVAL 1 DAY"
           )
         expect(out.columns).toEqual([
-          "ts + INTERVAL '2 days'",
-          "ts - INTERVAL '2 days'",
-          "ts + INTERVAL '10 seconds'",
+          "ts + INTERVAL '2' DAY",
+          "ts - INTERVAL '2' DAY",
+          "ts + INTERVAL '10' SECOND",
           "h",
-          "ts + INTERVAL '2 years 2 months'",
-          "ts + INTERVAL '1 days 2 hours 3 minutes'",
-          "ts + INTERVAL '1 months' + INTERVAL '1 days'"
+          "ts + INTERVAL '2-2' YEAR TO MONTH",
+          "ts + INTERVAL '1 02:03' DAY TO MINUTE",
+          "ts + INTERVAL '1' MONTH + INTERVAL '1' DAY"
         ])
         const [row] = yield* out.collect()
         expect(Object.values(row)).toEqual([
