@@ -6,7 +6,7 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { AnalysisError, F, ParseException, Session } from "../../../mod.ts"
+import { AnalysisError, F, MemoryStream, ParseException, Session } from "../../../mod.ts"
 
 const run = <A, Err>(self: Effect.Effect<A, Err, Session>) => self.pipe(Effect.provide(Session.layer()))
 
@@ -292,6 +292,41 @@ describe("filter with an aliased condition", () => {
       Effect.gen(function* () {
         const df = yield* events
         expect(yield* df.filter("value > 1 AS keep").select("key").collect()).toEqual([{ key: "b" }])
+      })
+    )
+  )
+})
+
+describe("expression strings in a streaming query", () => {
+  it.effect("selectExpr with interval arithmetic, withWatermark and a window from F.expr, in append mode", () =>
+    run(
+      Effect.gen(function* () {
+        const spark = yield* Session
+        const input = yield* MemoryStream.make(Schema.Struct({ word: Schema.String, ts: Schema.Date }))
+        const counts = input
+          .toDF()
+          .selectExpr("word", "ts - INTERVAL 1 HOUR AS ts")
+          .filter("word IS NOT NULL AND length(word) > 0")
+          .withWatermark("ts", "10 seconds")
+          .groupBy(F.expr("window(ts, '10 seconds')"), F.col("word"))
+          .count()
+        const query = yield* counts.writeStream.format("memory").queryName("exprCounts").outputMode("append").start()
+        yield* input.addData([
+          { word: "a", ts: utc("2024-01-01T01:00:01") },
+          { word: "a", ts: utc("2024-01-01T01:00:05") },
+          { word: "", ts: utc("2024-01-01T01:00:06") },
+          { word: "b", ts: utc("2024-01-01T01:00:12") }
+        ])
+        yield* query.processAllAvailable()
+        // moves the watermark past the first window (event time 01:00:30 - 1 hour - 10 s)
+        yield* input.addData([{ word: "c", ts: utc("2024-01-01T01:00:30") }])
+        yield* query.processAllAvailable()
+        const rows = yield* spark.table("exprCounts").collect()
+        yield* query.stop()
+        expect(rows).toEqual([
+          { window: { start: utc("2024-01-01T00:00:00"), end: utc("2024-01-01T00:00:10") }, word: "a", count: 2 },
+          { window: { start: utc("2024-01-01T00:00:10"), end: utc("2024-01-01T00:00:20") }, word: "b", count: 1 }
+        ])
       })
     )
   )
