@@ -498,12 +498,16 @@ describe("ParseException", () => {
   })
 })
 
+/** A SQL string literal for `s`: quotes and backslashes escaped with a backslash. */
+const sqlString = (s: string): string => `'${s.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`
+
 describe("F.expr(text) equals the column F builds", () => {
   type Gen = { readonly text: string; readonly col: Column<any, any> }
   const leaf: fc.Arbitrary<Gen> = fc.oneof(
     fc.constantFrom("a", "b", "c").map((n) => ({ text: n, col: F.col(n) })),
     fc.integer({ min: 0, max: 1000 }).map((n) => ({ text: String(n), col: F.lit(n) })),
-    fc.constantFrom("x", "it", "").map((s) => ({ text: `'${s}'`, col: F.lit(s) })),
+    // any string, written with Spark's escapes for the backslash and the quote
+    fc.string({ unit: "binary", maxLength: 8 }).map((s) => ({ text: sqlString(s), col: F.lit(s) })),
     fc.boolean().map((v) => ({ text: String(v), col: F.lit(v) }))
   )
   const tree: fc.Arbitrary<Gen> = fc.letrec<{ node: Gen }>((tie) => ({
@@ -544,6 +548,22 @@ describe("F.expr(text) equals the column F builds", () => {
       fc
         .tuple(tie("node"), tie("node"))
         .map(([x, y]) => ({ text: `(${x.text} IN (${y.text}, 1))`, col: x.col.isin(y.col, 1) })),
+      fc.tuple(tie("node"), tie("node"), tie("node")).map(([x, y, z]) => ({
+        text: `(${x.text} BETWEEN ${y.text} AND ${z.text})`,
+        col: x.col.between(y.col, z.col)
+      })),
+      fc.tuple(tie("node"), fc.string({ maxLength: 5 })).map(([x, p]) => ({
+        text: `(${x.text} LIKE ${sqlString(p)})`,
+        col: x.col.like(p)
+      })),
+      fc.tuple(tie("node"), tie("node")).map(([x, y]) => ({
+        text: `(${x.text} IS NOT DISTINCT FROM ${y.text})`,
+        col: x.col.eqNullSafe(y.col)
+      })),
+      fc
+        .tuple(tie("node"), tie("node"))
+        .map(([x, y]) => ({ text: `(${x.text} NOT IN (${y.text}))`, col: x.col.isin(y.col).not() })),
+      tie("node").map((x) => ({ text: `round(${x.text})`, col: F.round(x.col) })),
       fc.tuple(tie("node"), tie("node")).map(([x, y]) => ({
         text: `CASE WHEN ${x.text} THEN ${y.text} ELSE NULL END`,
         col: F.when(x.col, y.col).otherwise(null)
