@@ -152,6 +152,8 @@ export const prettyName = (e: Expression): string => {
       if (e.name.toLowerCase() === "struct") {
         return `${e.name}(${e.args.map((a) => (a._tag === "Alias" ? `${prettyName(a.child)} AS ${a.name}` : prettyName(a))).join(", ")})`
       }
+      // Spark's GetArrayItem / GetMapValue of `a[i]` in expression text
+      if (e.name === "subscript" && e.args.length === 2) return `${prettyName(e.args[0])}[${prettyName(e.args[1])}]`
       // Spark's AvroDataToCatalyst / CatalystDataToAvro: the schema and options are not children
       if ((e.name === "from_avro" || e.name === "to_avro") && e.args.length > 0)
         return `${e.name}(${prettyName(e.args[0])})`

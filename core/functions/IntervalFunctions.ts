@@ -3,8 +3,9 @@
  * `timestampdiff(unit, start, end)` (`DateTimeUtils.timestampAdd` / `timestampDiff`, UTC), and
  * the expressions Spark's analyzer puts behind `ts + INTERVAL …`, `ts - INTERVAL …`,
  * `date + INTERVAL …` (`TimeAdd`, `DatetimeSub`, `DateAddInterval`) and `interval + interval`.
- * Also `get(array, i)`, the 0-based element Spark reads for `a[i]` (and `element_at` of a map
- * for `m[key]`).
+ * Also `get(array, i)` (0-based, null outside the array; of a map, the key's value) and
+ * `subscript`, the same for `a[i]` / `m[key]` of expression text, named as Spark names
+ * `GetArrayItem` / `GetMapValue` (`a[0]`).
  *
  * Timestamps are milliseconds here (Spark: microseconds), so an interval's microseconds are
  * added rounded down to the millisecond, and `timestampadd(MICROSECOND, n, ts)` moves by
@@ -30,7 +31,8 @@ export const INTERNAL_NAMES: ReadonlySet<string> = new Set([
   "date_add_interval",
   "date_sub_interval",
   "interval_add",
-  "interval_subtract"
+  "interval_subtract",
+  "subscript"
 ])
 
 const parts = new Int32Array(3)
@@ -226,6 +228,30 @@ register(
   }),
   define({
     name: "get",
+    inputs: (argTypes) =>
+      argTypes[0]._tag === "map" ? ["map", (argTypes[0] as T.MapType).keyType] : ["array", T.IntegerType],
+    minArgs: 2,
+    maxArgs: 2,
+    result: (types) => {
+      const t = types[0]
+      return t._tag === "array" ? t.elementType : t._tag === "map" ? t.valueType : T.NullType
+    },
+    nullable: "always",
+    strict: (info) => {
+      const t = info.argTypes[0]
+      if (t._tag === "map") {
+        const eq = O.equality(t.keyType)
+        return (m: Map<unknown, unknown>, k: unknown) => {
+          for (const [mk, mv] of m) if (eq(mk, k)) return mv ?? null
+          return null
+        }
+      }
+      // Spark's GetArrayItem (non-ANSI): null outside the array
+      return (a: ReadonlyArray<unknown>, i: number) => (i < 0 || i >= a.length ? null : (a[i] ?? null))
+    }
+  }),
+  define({
+    name: "subscript",
     inputs: (argTypes) =>
       argTypes[0]._tag === "map" ? ["map", (argTypes[0] as T.MapType).keyType] : ["array", T.IntegerType],
     minArgs: 2,

@@ -601,7 +601,7 @@ class Parser {
       if (this.acceptOp("[")) {
         const index = this.expression()
         this.expectOp("]")
-        e = fn("get", [e, index])
+        e = fn("subscript", [e, index])
       } else if (this.isOp(this.peek, ".") && (this.ahead(1).kind === "word" || this.ahead(1).kind === "quoted")) {
         this.pos++
         const field = this.requireIdentifier()

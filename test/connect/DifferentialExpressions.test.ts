@@ -70,7 +70,9 @@ describe("differential: expression strings", () => {
           "coalesce(category, 'n/a')",
           "round(price, 1)",
           "length(note)",
-          "substring(note, 1, 3)"
+          "substring(note, 1, 3)",
+          "split(note, ' ')[0]",
+          "split(note, ' ')[5]"
         )
     },
     {

@@ -280,8 +280,18 @@ describe("ExpressionParserSuite", () => {
     assertEqual("`a`.b", F.col("a.b"))
     assertEqual("`a.b`", F.col("`a.b`"))
     assertEqual("struct(a).a", F.struct(a).getField("a"))
-    assertEqual("a[0]", F.get(a, 0))
-    assertEqual("a[0].b", F.get(a, 0).getField("b"))
+    const subscript = (base: Column<any, any>, i: unknown) =>
+      new ColumnClass({
+        _tag: "ScalarFunction",
+        name: "subscript",
+        args: [base.expr, F.lit(i as number).expr],
+        dataType: undefined
+      })
+    assertEqual("a[0]", subscript(a, 0))
+    assertEqual("a['k'].b", subscript(a, "k").getField("b"))
+    expect(prettyName(parse("split(a, ',')[0]"))).toBe("split(a, ,, -1)[0]")
+    // text cannot call the analyzer's own functions
+    expect(parse("subscript(a, 0)")._tag).toBe("InvalidExpression")
   })
 
   it("literals", () => {

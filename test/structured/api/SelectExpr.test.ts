@@ -86,6 +86,19 @@ describe("DataFrameSuite: selectExpr", () => {
     )
   )
 
+  it.effect("subscripts of arrays and maps, 0-based, null outside", () =>
+    run(
+      Effect.gen(function* () {
+        const df = yield* events
+        const out = df
+          .where("key = 'a'")
+          .selectExpr("split('x,y', ',')[1]", "split('x,y', ',')[2] AS none", "map('k', value)['k'] AS m")
+        expect(out.columns).toEqual(["split(x,y, ,, -1)[1]", "none", "m"])
+        expect(yield* out.collect()).toEqual([{ "split(x,y, ,, -1)[1]": "y", none: null, m: 1 }])
+      })
+    )
+  )
+
   it.effect("a text that does not parse fails the first action with Spark's ParseException", () =>
     run(
       Effect.gen(function* () {
