@@ -103,6 +103,14 @@ export const calendarIntervalString = (iv: {
   return parts.join(" ")
 }
 
+/** The analyzer-internal functions of expression text that Spark prints as operators. */
+const BINARY_FUNCTIONS: Readonly<Record<string, string>> = {
+  bitwise_and: "&",
+  bitwise_or: "|",
+  bitwise_xor: "^",
+  div: "div"
+}
+
 const isIntervalLiteral = (e: Expression): boolean => e._tag === "Literal" && e.dataType._tag === "calendarInterval"
 
 const opSymbol = (op: string): string => (op === "and" ? "AND" : op === "or" ? "OR" : op)
@@ -152,6 +160,11 @@ export const prettyName = (e: Expression): string => {
       if (e.name.toLowerCase() === "struct") {
         return `${e.name}(${e.args.map((a) => (a._tag === "Alias" ? `${prettyName(a.child)} AS ${a.name}` : prettyName(a))).join(", ")})`
       }
+      // Spark's BitwiseAnd/Or/Xor, BitwiseNot and IntegralDivide of expression text
+      if (e.args.length === 2 && BINARY_FUNCTIONS[e.name] !== undefined) {
+        return `(${prettyName(e.args[0])} ${BINARY_FUNCTIONS[e.name]} ${prettyName(e.args[1])})`
+      }
+      if (e.name === "bitwise_not" && e.args.length === 1) return `~${prettyName(e.args[0])}`
       // Spark's GetArrayItem / GetMapValue of `a[i]` in expression text
       if (e.name === "subscript" && e.args.length === 2) return `${prettyName(e.args[0])}[${prettyName(e.args[1])}]`
       // Spark's AvroDataToCatalyst / CatalystDataToAvro: the schema and options are not children

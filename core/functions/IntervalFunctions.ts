@@ -15,6 +15,8 @@
  */
 import * as T from "../DataType.ts"
 import type { CalendarInterval } from "../Durations.ts"
+import type { Expression } from "../Expression.ts"
+import { prettyName } from "../ExpressionName.ts"
 import { define, invalid } from "./Define.ts"
 import * as DT from "./DateTimeUtils.ts"
 import { register } from "./Registry.ts"
@@ -32,7 +34,11 @@ export const INTERNAL_NAMES: ReadonlySet<string> = new Set([
   "date_sub_interval",
   "interval_add",
   "interval_subtract",
-  "subscript"
+  "subscript",
+  "bitwise_and",
+  "bitwise_or",
+  "bitwise_xor",
+  "bitwise_not"
 ])
 
 const parts = new Int32Array(3)
@@ -273,5 +279,77 @@ register(
       // Spark's GetArrayItem (non-ANSI): null outside the array
       return (a: ReadonlyArray<unknown>, i: number) => (i < 0 || i >= a.length ? null : (a[i] ?? null))
     }
+  })
+)
+
+/** Spark's integral operators take int or bigint; both sides meet at the wider one. */
+const integralInputs = (sym: string) => (argTypes: ReadonlyArray<T.DataType>, args: ReadonlyArray<Expression>) => {
+  const bad = argTypes.findIndex((t) => !(T.isIntegral(t) || t._tag === "null"))
+  if (bad >= 0) {
+    const shown =
+      args.length === 1 ? `${sym}${prettyName(args[0])}` : `(${prettyName(args[0])} ${sym} ${prettyName(args[1])})`
+    return invalid(
+      `[DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE] Cannot resolve "${shown}" due to data type mismatch: the binary operator requires the input type "INTEGRAL", not "${T.simpleString(argTypes[bad]).toUpperCase()}".`
+    )
+  }
+  const t = argTypes.some((x) => x._tag === "long") ? T.LongType : T.IntegerType
+  return argTypes.map(() => t)
+}
+
+const longBits = (f: (a: bigint, b: bigint) => bigint) => (a: number, b: number) =>
+  Number(BigInt.asIntN(64, f(BigInt(Math.trunc(a)), BigInt(Math.trunc(b)))))
+
+const bitwise = (
+  name: string,
+  sym: string,
+  int: (a: number, b: number) => number,
+  long: (a: bigint, b: bigint) => bigint
+) =>
+  define({
+    name,
+    inputs: integralInputs(sym),
+    minArgs: 2,
+    maxArgs: 2,
+    result: (types) => types[0],
+    strict: (info) => (info.resultType._tag === "long" ? longBits(long) : int)
+  })
+
+register(
+  bitwise(
+    "bitwise_and",
+    "&",
+    (a, b) => a & b,
+    (a, b) => a & b
+  ),
+  bitwise(
+    "bitwise_or",
+    "|",
+    (a, b) => a | b,
+    (a, b) => a | b
+  ),
+  bitwise(
+    "bitwise_xor",
+    "^",
+    (a, b) => a ^ b,
+    (a, b) => a ^ b
+  ),
+  define({
+    name: "bitwise_not",
+    inputs: integralInputs("~"),
+    minArgs: 1,
+    maxArgs: 1,
+    result: (types) => types[0],
+    strict: (info) =>
+      info.resultType._tag === "long"
+        ? (a: number) => Number(BigInt.asIntN(64, ~BigInt(Math.trunc(a))))
+        : (a: number) => ~a
+  }),
+  // Spark's IntegralDivide (non-ANSI): bigint, toward zero, null for a zero divisor
+  define({
+    name: "div",
+    inputs: [T.LongType, T.LongType],
+    result: T.LongType,
+    nullable: "always",
+    strict: () => (a: number, b: number) => (b === 0 ? null : Math.trunc(a / b) + 0)
   })
 )

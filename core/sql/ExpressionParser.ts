@@ -504,8 +504,7 @@ class Parser {
     let left = this.bitXor()
     while (this.isOp(this.peek, "|")) {
       this.pos++
-      this.bitXor()
-      left = unsupported("The bitwise operator `|`")
+      left = fn("bitwise_or", [left, this.bitXor()])
     }
     return left
   }
@@ -514,8 +513,7 @@ class Parser {
     let left = this.bitAnd()
     while (this.isOp(this.peek, "^")) {
       this.pos++
-      this.bitAnd()
-      left = unsupported("The bitwise operator `^`")
+      left = fn("bitwise_xor", [left, this.bitAnd()])
     }
     return left
   }
@@ -524,8 +522,7 @@ class Parser {
     let left = this.shift()
     while (this.isOp(this.peek, "&")) {
       this.pos++
-      this.shift()
-      left = unsupported("The bitwise operator `&`")
+      left = fn("bitwise_and", [left, this.shift()])
     }
     return left
   }
@@ -564,8 +561,7 @@ class Parser {
         left = binary(t.value as "*" | "/" | "%", left, this.unary())
       } else if (this.isWord(t, "DIV")) {
         this.pos++
-        this.unary()
-        left = unsupported("Integral division `div`")
+        left = fn("div", [left, this.unary()])
       } else return left
     }
   }
@@ -588,8 +584,7 @@ class Parser {
     }
     if (this.isOp(t, "~")) {
       this.pos++
-      this.unary()
-      return unsupported("The bitwise operator `~`")
+      return fn("bitwise_not", [this.unary()])
     }
     return this.postfix(this.primary())
   }

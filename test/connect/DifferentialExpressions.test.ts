@@ -37,7 +37,13 @@ describe("differential: expression strings", () => {
           "price / 4",
           "amount > 1 AND price < 50 OR user IS NULL",
           "NOT amount = 1",
-          "user || '-' || category"
+          "user || '-' || category",
+          "amount & 3",
+          "amount | 8 ^ 1",
+          "~amount",
+          "amount div 3",
+          "id div 0",
+          "amount & 3 + 1"
         )
     },
     {

@@ -429,17 +429,21 @@ describe("ExpressionParserSuite", () => {
     assertEqual("position('b' in a)", F.locate("b", a))
   })
 
+  it("bitwise operators and div, with their precedence", () => {
+    const call = (name: string, ...args: ReadonlyArray<Column<any, any>>) =>
+      new ColumnClass({ _tag: "ScalarFunction", name, args: args.map((x) => x.expr), dataType: undefined })
+    assertEqual("a & b", call("bitwise_and", a, b))
+    assertEqual("a | b ^ c", call("bitwise_or", a, call("bitwise_xor", b, c)))
+    assertEqual("a & b + c", call("bitwise_and", a, b.plus(c)))
+    assertEqual("a | b = c", call("bitwise_or", a, b).eq(c))
+    assertEqual("~a", call("bitwise_not", a))
+    assertEqual("a div b * c", call("div", a, b).multiply(c))
+    expect(prettyName(parse("a & b | ~c"))).toBe("((a & b) | ~c)")
+    expect(prettyName(parse("a div 2"))).toBe("(a div 2)")
+  })
+
   it("unsupported constructs fail at the first action, naming the construct", () => {
-    for (const text of [
-      "a & b",
-      "a | b",
-      "a ^ b",
-      "~a",
-      "a << 1",
-      "a div b",
-      "sum(a) over (partition by b)",
-      "transform(a, x -> x + 1)"
-    ]) {
+    for (const text of ["a << 1", "sum(a) over (partition by b)", "transform(a, x -> x + 1)"]) {
       const e = parse(text)
       expect(e._tag, text).toBe("InvalidExpression")
       expect(e._tag === "InvalidExpression" && e.message, text).toMatch(/^\[UNSUPPORTED_FEATURE\]/)

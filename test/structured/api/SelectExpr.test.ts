@@ -86,6 +86,30 @@ describe("DataFrameSuite: selectExpr", () => {
     )
   )
 
+  it.effect("bitwise operators and integral division", () =>
+    run(
+      Effect.gen(function* () {
+        const df = yield* events
+        // value is a bigint (Schema.Int); `3 & 6` stays an int
+        const out = df
+          .where("key = 'b'")
+          .selectExpr("value & 3", "value | 8", "value ^ 7", "~value", "7 div value", "value div 0", "3 & 6")
+        expect(out.dtypes).toEqual([
+          ["(value & 3)", "bigint"],
+          ["(value | 8)", "bigint"],
+          ["(value ^ 7)", "bigint"],
+          ["~value", "bigint"],
+          ["(7 div value)", "bigint"],
+          ["(value div 0)", "bigint"],
+          ["(3 & 6)", "int"]
+        ])
+        expect(Object.values((yield* out.collect())[0])).toEqual([2, 10, 5, -3, 3, null, 2])
+        const err = yield* df.selectExpr("value & 1.5").collect().pipe(Effect.flip)
+        expect(err.errorClass).toBe("DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE")
+      })
+    )
+  )
+
   it.effect("subscripts of arrays and maps, 0-based, null outside", () =>
     run(
       Effect.gen(function* () {
