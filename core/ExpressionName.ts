@@ -108,7 +108,10 @@ const BINARY_FUNCTIONS: Readonly<Record<string, string>> = {
   bitwise_and: "&",
   bitwise_or: "|",
   bitwise_xor: "^",
-  div: "div"
+  div: "div",
+  shift_left: "<<",
+  shift_right: ">>",
+  shift_right_unsigned: ">>>"
 }
 
 const isIntervalLiteral = (e: Expression): boolean => e._tag === "Literal" && e.dataType._tag === "calendarInterval"

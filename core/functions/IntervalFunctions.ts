@@ -38,7 +38,10 @@ export const INTERNAL_NAMES: ReadonlySet<string> = new Set([
   "bitwise_and",
   "bitwise_or",
   "bitwise_xor",
-  "bitwise_not"
+  "bitwise_not",
+  "shift_left",
+  "shift_right",
+  "shift_right_unsigned"
 ])
 
 const parts = new Int32Array(3)
@@ -352,4 +355,54 @@ register(
     nullable: "always",
     strict: () => (a: number, b: number) => (b === 0 ? null : Math.trunc(a / b) + 0)
   })
+)
+
+/** Java's shifts: an int by the amount's low 5 bits, a bigint by its low 6 (Spark's ShiftLeft, …). */
+const shift = (
+  name: string,
+  sym: string,
+  int: (a: number, n: number) => number,
+  long: (a: bigint, n: bigint) => bigint
+) =>
+  define({
+    name,
+    inputs: (argTypes, args) => {
+      const t = argTypes[0]
+      if (!(T.isIntegral(t) || t._tag === "null") || !(T.isIntegral(argTypes[1]) || argTypes[1]._tag === "null")) {
+        const bad = T.isIntegral(t) || t._tag === "null" ? argTypes[1] : t
+        return invalid(
+          `[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve "(${prettyName(args[0])} ${sym} ${prettyName(args[1])})" due to data type mismatch: the shift requires the "INTEGRAL" type, not "${T.simpleString(bad).toUpperCase()}".`
+        )
+      }
+      return [t._tag === "long" ? T.LongType : T.IntegerType, T.IntegerType]
+    },
+    minArgs: 2,
+    maxArgs: 2,
+    result: (types) => types[0],
+    strict: (info) =>
+      info.resultType._tag === "long"
+        ? (a: number, n: number) =>
+            Number(BigInt.asIntN(64, long(BigInt.asIntN(64, BigInt(Math.trunc(a))), BigInt(n & 63))))
+        : (a: number, n: number) => int(a, n & 31)
+  })
+
+register(
+  shift(
+    "shift_left",
+    "<<",
+    (a, n) => a << n,
+    (a, n) => a << n
+  ),
+  shift(
+    "shift_right",
+    ">>",
+    (a, n) => a >> n,
+    (a, n) => a >> n
+  ),
+  shift(
+    "shift_right_unsigned",
+    ">>>",
+    (a, n) => (a >>> n) | 0,
+    (a, n) => BigInt.asUintN(64, a) >> n
+  )
 )

@@ -531,8 +531,8 @@ class Parser {
     let left = this.additive()
     while (this.isOp(this.peek, "<<") || this.isOp(this.peek, ">>") || this.isOp(this.peek, ">>>")) {
       const op = this.next().value
-      this.additive()
-      left = unsupported(`The shift operator \`${op}\``)
+      const name = op === "<<" ? "shift_left" : op === ">>" ? "shift_right" : "shift_right_unsigned"
+      left = fn(name, [left, this.additive()])
     }
     return left
   }

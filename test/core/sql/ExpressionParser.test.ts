@@ -440,10 +440,12 @@ describe("ExpressionParserSuite", () => {
     assertEqual("a div b * c", call("div", a, b).multiply(c))
     expect(prettyName(parse("a & b | ~c"))).toBe("((a & b) | ~c)")
     expect(prettyName(parse("a div 2"))).toBe("(a div 2)")
+    // shifts bind looser than + and tighter than &
+    expect(prettyName(parse("a << 1 + 1 & b >>> 2"))).toBe("((a << (1 + 1)) & (b >>> 2))")
   })
 
   it("unsupported constructs fail at the first action, naming the construct", () => {
-    for (const text of ["a << 1", "sum(a) over (partition by b)", "transform(a, x -> x + 1)"]) {
+    for (const text of ["sum(a) over (partition by b)", "transform(a, x -> x + 1)"]) {
       const e = parse(text)
       expect(e._tag, text).toBe("InvalidExpression")
       expect(e._tag === "InvalidExpression" && e.message, text).toMatch(/^\[UNSUPPORTED_FEATURE\]/)

@@ -104,6 +104,14 @@ describe("DataFrameSuite: selectExpr", () => {
           ["(3 & 6)", "int"]
         ])
         expect(Object.values((yield* out.collect())[0])).toEqual([2, 10, 5, -3, 3, null, 2])
+        // Spark 4.2's names, types and values (probed through Spark Connect)
+        const shifts = df
+          .where("key = 'b'")
+          .selectExpr("value << 2", "value >> 1", "-value >>> 60", "cast(value as int) << 31")
+        expect(shifts.dtypes.map(([, t]) => t)).toEqual(["bigint", "bigint", "bigint", "int"])
+        expect(yield* shifts.collect()).toEqual([
+          { "(value << 2)": 8, "(value >> 1)": 1, "((- value) >>> 60)": 15, "(CAST(value AS INT) << 31)": 0 }
+        ])
         const err = yield* df.selectExpr("value & 1.5").collect().pipe(Effect.flip)
         expect(err.errorClass).toBe("DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE")
       })
