@@ -43,7 +43,10 @@ describe("differential: expression strings", () => {
           "~amount",
           "amount div 3",
           "id div 0",
-          "amount & 3 + 1"
+          "amount & 3 + 1",
+          "amount << 3",
+          "-amount >> 1",
+          "-amount >>> 28"
         )
     },
     {
