@@ -31,6 +31,7 @@ import { AnalysisError } from "../core/Errors.ts"
 import type * as E from "../core/Expression.ts"
 import { parseInterval } from "../core/Durations.ts"
 import type * as Plan from "../core/LogicalPlan.ts"
+import { sourceText } from "../core/sql/ExpressionParser.ts"
 import { REMOTE_RELATION_FORMAT } from "../structured/contracts/Remote.ts"
 import { TABLE_FORMAT } from "../structured/contracts/SessionState.ts"
 import { encodeRows } from "./Arrow.ts"
@@ -457,6 +458,16 @@ class Walker {
   }
 
   expr(e: E.Expression): PE.Expression {
+    // F.expr / selectExpr text goes as text, for Spark's own parser (pyspark's `expr`)
+    const text = sourceText(e)
+    if (text !== undefined) {
+      return create(PE.ExpressionSchema, {
+        exprType: {
+          case: "expressionString",
+          value: create(PE.Expression_ExpressionStringSchema, { expression: text })
+        }
+      })
+    }
     switch (e._tag) {
       case "UnresolvedAttribute":
         return attributeExpr(unparsedIdentifier(e.nameParts), e.planId)

@@ -25,14 +25,16 @@ interface AnalysisErrorFields {
     | "PathNotFound"
     | "TableNotFound"
     | "SchemaRequired"
+    | "ParseError"
   readonly message: string
   /** For `UnresolvedColumn`: the closest existing column names, best first. */
   readonly suggestions?: ReadonlyArray<string>
   /** Spark's error class where one applies, e.g. `UNRESOLVED_COLUMN.WITH_SUGGESTION`. */
   readonly errorClass?: string
 }
-const AnalysisErrorBase: TaggedErrorBase<"AnalysisError", AnalysisErrorFields> =
-  Data.TaggedError("AnalysisError")<AnalysisErrorFields>
+const AnalysisErrorBase: TaggedErrorBase<"AnalysisError", AnalysisErrorFields> = Data.TaggedError(
+  "AnalysisError"
+)<AnalysisErrorFields>
 
 /**
  * The plan cannot run as written: an unresolved column (with a did-you-mean list), a type
@@ -48,6 +50,118 @@ const AnalysisErrorBase: TaggedErrorBase<"AnalysisError", AnalysisErrorFields> =
  * @since 0.1.0
  */
 export class AnalysisError extends AnalysisErrorBase {}
+
+/** The fields of {@link ParseException}. */
+interface ParseExceptionFields {
+  /** Spark's `ParseException.getMessage`: the message, `(line l, pos p)`, and the `== SQL ==` block. */
+  readonly message: string
+  /** `PARSE_SYNTAX_ERROR`, `INVALID_TYPED_LITERAL`, `UNSUPPORTED_DATATYPE`, … */
+  readonly errorClass: string
+  /** Spark's SQLSTATE of the error class (`42601` for a syntax error). */
+  readonly sqlState: string
+  /** The text that did not parse. */
+  readonly command: string
+  /** 1-based line of the offending token. */
+  readonly line: number
+  /** 0-based position of the offending token in its line. */
+  readonly startPosition: number
+}
+
+/**
+ * Expression text that does not parse (`F.expr`, `selectExpr`, `filter("…")`), as Spark's
+ * `ParseException` — which, as in Spark, is an {@link AnalysisError} (reason `ParseError`), so
+ * `Effect.catchTag("AnalysisError", …)` sees it too. The message is Spark's: the error class,
+ * the SQLSTATE, the position, and the text with a caret line under the offending token.
+ *
+ * @example
+ * ```ts
+ * import { ParseException } from "tributary-streaming"
+ * const e = ParseException.at("a + + ", 6, "PARSE_SYNTAX_ERROR", "42601", "Syntax error at or near end of input.")
+ * e.message
+ * // [PARSE_SYNTAX_ERROR] Syntax error at or near end of input. SQLSTATE: 42601 (line 1, pos 6)
+ * //
+ * // == SQL ==
+ * // a + +
+ * // ------^^^
+ * ```
+ * @since 0.7.0
+ */
+export class ParseException extends AnalysisError {
+  declare readonly errorClass: string
+  declare readonly sqlState: string
+  declare readonly command: string
+  declare readonly line: number
+  declare readonly startPosition: number
+
+  constructor(fields: ParseExceptionFields) {
+    super({ reason: "ParseError", ...fields })
+  }
+
+  /**
+   * A syntax error at character `offset` of `command`, worded as Spark's `ParseException` of the
+   * parser's error listener: `[CLASS] text SQLSTATE: s (line l, pos p)`, then `== SQL ==`, the
+   * lines up to the offending one, a line of `p` dashes and `^^^`, and the lines after it
+   * (without the message's leading newline).
+   */
+  static at(command: string, offset: number, errorClass: string, sqlState: string, text: string): ParseException {
+    const { line, startPosition } = position(command, offset)
+    const lines = command.split("\n")
+    const sql = [...lines.slice(0, line), `${"-".repeat(startPosition)}^^^`, ...lines.slice(line)]
+      .map((l) => `${l}\n`)
+      .join("")
+    return new ParseException({
+      message: `[${errorClass}] ${text} SQLSTATE: ${sqlState} (line ${line}, pos ${startPosition})\n\n== SQL ==\n${sql}`,
+      errorClass,
+      sqlState,
+      command,
+      line,
+      startPosition
+    })
+  }
+
+  /**
+   * An error about the fragment `[start, stop)` of `command` (a literal, a type name), worded as
+   * Spark's parser words the errors it raises with a query context: `[CLASS] text SQLSTATE: s`,
+   * then `== SQL (line l, position p) ==` (p 1-based) and the text with `^` under the fragment.
+   * An empty `sqlState` is an error Spark words without class and SQLSTATE
+   * (`_LEGACY_ERROR_TEMP_0029`: `Cannot mix year-month and day-time fields: …`).
+   */
+  static inContext(
+    command: string,
+    start: number,
+    stop: number,
+    errorClass: string,
+    sqlState: string,
+    text: string
+  ): ParseException {
+    const { line, startPosition } = position(command, start)
+    const out: Array<string> = []
+    let lineStart = 0
+    for (const l of command.split("\n")) {
+      const lineEnd = lineStart + l.length
+      out.push(l)
+      const from = Math.max(start, lineStart)
+      const to = Math.min(stop, lineEnd)
+      if (from < to) out.push(`${" ".repeat(from - lineStart)}${"^".repeat(to - from)}`)
+      lineStart = lineEnd + 1
+    }
+    const head = sqlState === "" ? text : `[${errorClass}] ${text} SQLSTATE: ${sqlState}`
+    return new ParseException({
+      message: `${head}\n== SQL (line ${line}, position ${startPosition + 1}) ==\n${out.map((l) => `${l}\n`).join("")}`,
+      errorClass,
+      sqlState,
+      command,
+      line,
+      startPosition
+    })
+  }
+}
+
+/** The 1-based line and 0-based position in its line of character `offset` of `text`. */
+const position = (text: string, offset: number): { readonly line: number; readonly startPosition: number } => {
+  const before = text.slice(0, offset).split("\n")
+  return { line: before.length, startPosition: before[before.length - 1].length }
+}
 
 /** The fields of {@link StreamingQueryError}. */
 interface StreamingQueryErrorFields {
@@ -65,8 +179,9 @@ interface StreamingQueryErrorFields {
   /** Spark's `StreamingQueryException.endOffset`: the offsets of the batch that was running. */
   readonly endOffset?: string | undefined
 }
-const StreamingQueryErrorBase: TaggedErrorBase<"StreamingQueryError", StreamingQueryErrorFields> =
-  Data.TaggedError("StreamingQueryError")<StreamingQueryErrorFields>
+const StreamingQueryErrorBase: TaggedErrorBase<"StreamingQueryError", StreamingQueryErrorFields> = Data.TaggedError(
+  "StreamingQueryError"
+)<StreamingQueryErrorFields>
 
 /**
  * A streaming query failed. Wraps the cause and names the batch (and operator, when one is to
@@ -83,8 +198,9 @@ interface CheckpointErrorFields {
   readonly path: string
   readonly cause?: unknown
 }
-const CheckpointErrorBase: TaggedErrorBase<"CheckpointError", CheckpointErrorFields> =
-  Data.TaggedError("CheckpointError")<CheckpointErrorFields>
+const CheckpointErrorBase: TaggedErrorBase<"CheckpointError", CheckpointErrorFields> = Data.TaggedError(
+  "CheckpointError"
+)<CheckpointErrorFields>
 
 /**
  * A checkpoint cannot be used: unreadable or corrupt files, a gap in a log, a foreign or
@@ -102,8 +218,9 @@ interface StateStoreErrorFields {
   readonly path?: string | undefined
   readonly cause?: unknown
 }
-const StateStoreErrorBase: TaggedErrorBase<"StateStoreError", StateStoreErrorFields> =
-  Data.TaggedError("StateStoreError")<StateStoreErrorFields>
+const StateStoreErrorBase: TaggedErrorBase<"StateStoreError", StateStoreErrorFields> = Data.TaggedError(
+  "StateStoreError"
+)<StateStoreErrorFields>
 
 /**
  * The state store failed: a version that is not there, a commit that did not land, a state
@@ -125,8 +242,9 @@ interface ConnectorErrorFields {
   /** Spark's SQLSTATE when the failure came from Spark. */
   readonly sqlState?: string
 }
-const ConnectorErrorBase: TaggedErrorBase<"ConnectorError", ConnectorErrorFields> =
-  Data.TaggedError("ConnectorError")<ConnectorErrorFields>
+const ConnectorErrorBase: TaggedErrorBase<"ConnectorError", ConnectorErrorFields> = Data.TaggedError(
+  "ConnectorError"
+)<ConnectorErrorFields>
 
 /**
  * A source or sink failed. `domain` says whose fault it is (`user`: bad options or input;
@@ -141,8 +259,9 @@ export class ConnectorError extends ConnectorErrorBase {}
 interface IllegalStateErrorFields {
   readonly message: string
 }
-const IllegalStateErrorBase: TaggedErrorBase<"IllegalStateError", IllegalStateErrorFields> =
-  Data.TaggedError("IllegalStateError")<IllegalStateErrorFields>
+const IllegalStateErrorBase: TaggedErrorBase<"IllegalStateError", IllegalStateErrorFields> = Data.TaggedError(
+  "IllegalStateError"
+)<IllegalStateErrorFields>
 
 /**
  * A DStream or StreamingContext was used in a state that does not allow it (Spark's
@@ -236,7 +355,8 @@ export const errorNameOf = (cause: unknown): string => {
  */
 export const messageOf = (cause: unknown): string => {
   if (cause instanceof Error) return cause.message
-  if (typeof cause === "object" && cause !== null && "message" in cause) return String((cause as { message: unknown }).message)
+  if (typeof cause === "object" && cause !== null && "message" in cause)
+    return String((cause as { message: unknown }).message)
   return String(cause)
 }
 
@@ -256,6 +376,7 @@ export const exceptionString = (cause: unknown): string => {
     if (stack.includes(message)) return stack
     return stack === "" ? head : `${head}\n${stack}`
   }
-  if (typeof cause === "object" && cause !== null && "_tag" in cause) return `${String((cause as { _tag: unknown })._tag)}: ${message}`
+  if (typeof cause === "object" && cause !== null && "_tag" in cause)
+    return `${String((cause as { _tag: unknown })._tag)}: ${message}`
   return message
 }

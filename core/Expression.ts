@@ -10,6 +10,7 @@
  */
 import type { DataType } from "./DataType.ts"
 import type { ScalarFunctionDef } from "./functions/Registry.ts"
+import type { AnalysisError } from "./Errors.ts"
 
 export type Expression =
   | UnresolvedAttribute
@@ -70,6 +71,12 @@ export interface Literal {
   readonly _tag: "Literal"
   readonly value: unknown
   readonly dataType: DataType
+  /**
+   * How the literal prints in a generated column name when its value alone cannot say: an
+   * interval literal of expression text keeps Spark 4's ANSI form (`INTERVAL '10' SECOND`), whose
+   * fields come from the units written.
+   */
+  readonly sql?: string | undefined
 }
 
 export interface Alias {
@@ -303,6 +310,8 @@ export interface WindowFunction {
 export interface InvalidExpression {
   readonly _tag: "InvalidExpression"
   readonly message: string
+  /** The typed error to report instead of a generic one (a `ParseException` from `F.expr`). */
+  readonly error?: AnalysisError | undefined
 }
 
 let nextExprId = 1

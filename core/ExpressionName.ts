@@ -45,6 +45,7 @@ export const formatDouble = (v: number): string => {
 }
 
 const literalName = (e: Literal): string => {
+  if (e.sql !== undefined) return e.sql
   const v = e.value
   if (v === null || v === undefined) return "NULL"
   switch (e.dataType._tag) {
@@ -56,6 +57,8 @@ const literalName = (e: Literal): string => {
       return `DATE '${formatDate(v as number)}'`
     case "boolean":
       return v ? "true" : "false"
+    case "calendarInterval":
+      return `INTERVAL '${calendarIntervalString(v as { months: number; days: number; micros: number })}'`
     case "array":
       return `ARRAY(${(v as ReadonlyArray<unknown>)
         .map((x) => literalName({ _tag: "Literal", value: x, dataType: (e.dataType as T.ArrayType).elementType }))
@@ -64,6 +67,54 @@ const literalName = (e: Literal): string => {
       return String(v)
   }
 }
+
+/**
+ * Spark's `CalendarInterval.toString`: `1 years 2 months 3 days 4 hours 5 minutes 6.5 seconds`,
+ * zero parts left out, `0 seconds` for nothing.
+ */
+export const calendarIntervalString = (iv: {
+  readonly months: number
+  readonly days: number
+  readonly micros: number
+}): string => {
+  if (iv.months === 0 && iv.days === 0 && iv.micros === 0) return "0 seconds"
+  const parts: Array<string> = []
+  const unit = (n: number, name: string) => {
+    if (n !== 0) parts.push(`${n} ${name}`)
+  }
+  unit(Math.trunc(iv.months / 12), "years")
+  unit(iv.months % 12, "months")
+  unit(iv.days, "days")
+  let rest = iv.micros
+  const hours = Math.trunc(rest / 3_600_000_000)
+  unit(hours, "hours")
+  rest -= hours * 3_600_000_000
+  const minutes = Math.trunc(rest / 60_000_000)
+  unit(minutes, "minutes")
+  rest -= minutes * 60_000_000
+  if (rest !== 0) {
+    const sign = rest < 0 ? "-" : ""
+    const abs = Math.abs(rest)
+    const frac = String(abs % 1_000_000)
+      .padStart(6, "0")
+      .replace(/0+$/, "")
+    parts.push(`${sign}${Math.floor(abs / 1_000_000)}${frac === "" ? "" : `.${frac}`} seconds`)
+  }
+  return parts.join(" ")
+}
+
+/** The analyzer-internal functions of expression text that Spark prints as operators. */
+const BINARY_FUNCTIONS: Readonly<Record<string, string>> = {
+  bitwise_and: "&",
+  bitwise_or: "|",
+  bitwise_xor: "^",
+  div: "div",
+  shift_left: "<<",
+  shift_right: ">>",
+  shift_right_unsigned: ">>>"
+}
+
+const isIntervalLiteral = (e: Expression): boolean => e._tag === "Literal" && e.dataType._tag === "calendarInterval"
 
 const opSymbol = (op: string): string => (op === "and" ? "AND" : op === "or" ? "OR" : op)
 
@@ -139,6 +190,10 @@ export const prettyName = (e: Expression): string => {
           return `(${prettyName(e.child)} IS NOT NULL)`
       }
     case "BinaryExpression":
+      // Spark's TimeAdd, DatetimeSub and DateAddInterval print `l + r` / `l - r` unparenthesised
+      if ((e.op === "+" || e.op === "-") && (isIntervalLiteral(e.left) || isIntervalLiteral(e.right))) {
+        return `${prettyName(e.left)} ${e.op} ${prettyName(e.right)}`
+      }
       return `(${prettyName(e.left)} ${opSymbol(e.op)} ${prettyName(e.right)})`
     case "In":
       return `(${prettyName(e.child)} IN (${e.list.map(prettyName).join(", ")}))`
@@ -155,6 +210,13 @@ export const prettyName = (e: Expression): string => {
       if (e.name.toLowerCase() === "struct" || e.name.toLowerCase() === "arrays_zip") {
         return `${e.name}(${e.args.map((a) => (a._tag === "Alias" ? `${prettyName(a.child)} AS ${a.name}` : prettyName(a))).join(", ")})`
       }
+      // Spark's BitwiseAnd/Or/Xor, BitwiseNot and IntegralDivide of expression text
+      if (e.args.length === 2 && BINARY_FUNCTIONS[e.name] !== undefined) {
+        return `(${prettyName(e.args[0])} ${BINARY_FUNCTIONS[e.name]} ${prettyName(e.args[1])})`
+      }
+      if (e.name === "bitwise_not" && e.args.length === 1) return `~${prettyName(e.args[0])}`
+      // Spark's GetArrayItem / GetMapValue of `a[i]` in expression text
+      if (e.name === "subscript" && e.args.length === 2) return `${prettyName(e.args[0])}[${prettyName(e.args[1])}]`
       // Spark's AvroDataToCatalyst / CatalystDataToAvro / JsonToStructs: the schema and options are not children
       if ((e.name === "from_avro" || e.name === "to_avro" || e.name === "from_json") && e.args.length > 0)
         return `${e.name}(${prettyName(e.args[0])})`

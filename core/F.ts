@@ -20,6 +20,7 @@ import type * as E from "./Expression.ts"
 import { parseDurationMs } from "./Durations.ts"
 import * as Scalar from "./functions/ScalarFunctions.ts"
 import { toExternal, toInternal } from "./Row.ts"
+import { expressionOf } from "./sql/ExpressionParser.ts"
 
 type NameOf<C> = C extends string ? C : C extends Column<any, infer N> ? N : string
 type ValueOf<C> = C extends Column<infer V, any> ? V : unknown
@@ -687,5 +688,24 @@ export const monotonically_increasing_id = (): Column<number, "monotonically_inc
  */
 export const arrays_zip = (...columns: ReadonlyArray<ColumnOrName>): Column<Array<Record<string, unknown>>, string> =>
   new Column({ _tag: "ScalarFunction", name: "arrays_zip", args: columns.map(toColumnExpr), dataType: undefined })
+/**
+ * `expr(text)`: Spark SQL expression text parsed into a column, as Spark's `functions.expr` —
+ * the same expression `F` builds (`F.expr("upper(name)")` is `F.upper("name")`), with Spark's
+ * grammar: operators and their precedence, `CASE WHEN`, `CAST(x AS type)`, `IN`, `BETWEEN`,
+ * `LIKE`, `IS [NOT] NULL`, typed literals (`DATE'2024-01-01'`), intervals
+ * (`INTERVAL 10 SECONDS`, `INTERVAL '1 2:03' DAY TO MINUTE`), `count(*)`, aliases
+ * (`"a + 1 AS b"`). Function names resolve case-insensitively. Text that does not parse gives a
+ * column whose first action fails with Spark's `ParseException` (an `AnalysisError`), position
+ * and caret included; an unknown function, `[UNRESOLVED_ROUTINE]`.
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const late = F.expr("ts + INTERVAL 10 SECONDS AS deadline")
+ * const adult = F.expr("age >= 18 AND name IS NOT NULL")
+ * ```
+ * @since 0.7.0
+ */
+export const expr = (text: string): Column<unknown> => new Column(expressionOf(text))
 
 export * from "./functions/ScalarFunctions.ts"

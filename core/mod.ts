@@ -13,6 +13,7 @@ export {
   CheckpointError,
   ConnectorError,
   IllegalStateError,
+  ParseException,
   StateStoreError,
   StreamingQueryError
 } from "./Errors.ts"

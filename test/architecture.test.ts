@@ -99,9 +99,10 @@ const depth = (file: string): number => file.split("/").length
 /** The layers inside `core/`, bottom first (docs/architecture.md, "Layers inside core/"). */
 const CORE_LAYERS: ReadonlyArray<Layer> = [
   {
-    name: "core/ (the model: core/*.ts and core/functions/)",
+    name: "core/ (the model: core/*.ts, core/functions/ and core/sql/)",
     rank: 0,
-    matches: (f) => (depth(f) === 2 && f !== "core/mod.ts") || f.startsWith("core/functions/")
+    matches: (f) =>
+      (depth(f) === 2 && f !== "core/mod.ts") || f.startsWith("core/functions/") || f.startsWith("core/sql/")
   },
   { name: "core/analysis/", rank: 1, matches: (f) => f.startsWith("core/analysis/") },
   { name: "core/optimizer/", rank: 2, matches: (f) => f.startsWith("core/optimizer/") },

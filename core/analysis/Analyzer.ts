@@ -358,6 +358,7 @@ class Analyzer implements Resolver {
         return cur.name === e.name ? cur : { ...cur, name: e.name }
       }
       case "InvalidExpression": {
+        if (e.error !== undefined) throw new AnalysisFailure(e.error)
         const m = /^\[([A-Z0-9_.]+)\]/.exec(e.message)
         return fail("InvalidArgument", m === null ? undefined : m[1], e.message)
       }
@@ -475,7 +476,9 @@ class Analyzer implements Resolver {
         out.push(r)
         return
       }
-      out.push({ _tag: "Alias", child: r, name: prettyName(r), exprId: stableExprId(owner, `alias:${i}`) })
+      // Spark's ResolveAliases: a cast of a named column keeps the column's name (`CAST(a AS INT)` is `a`)
+      const name = r._tag === "Cast" && r.child._tag === "AttributeReference" ? r.child.name : prettyName(r)
+      out.push({ _tag: "Alias", child: r, name, exprId: stableExprId(owner, `alias:${i}`) })
     })
     return out
   }
@@ -649,6 +652,50 @@ class Analyzer implements Resolver {
       }
     } else if (e.op === "+" && integral(lt) && rt._tag === "date") {
       call = { _tag: "ScalarFunction", name: "date_add", args: [e.right, e.left], dataType: undefined }
+    }
+    // Spark's BinaryArithmeticWithDatetimeResolver, for calendar intervals (issue #21): TimeAdd /
+    // DatetimeSub on timestamps (a string is read as a timestamp and the result cast back),
+    // DateAddInterval on dates — except that a day-time interval literal (no months, some time)
+    // on a date gives a timestamp, as Spark 4's ANSI `INTERVAL n SECONDS` does
+    else if (lt._tag === "calendarInterval" || rt._tag === "calendarInterval") {
+      const sub = e.op === "-"
+      const [dt, iv, dtType] = rt._tag === "calendarInterval" ? [e.left, e.right, lt] : [e.right, e.left, rt]
+      if (sub && rt._tag !== "calendarInterval") return undefined
+      const ivType = dataTypeOf(iv)
+      const dayTimeLiteral =
+        iv._tag === "Literal" &&
+        iv.value !== null &&
+        (iv.value as { months: number }).months === 0 &&
+        (iv.value as { micros: number }).micros !== 0
+      const timeCall = (x: E.Expression): E.ScalarFunction => ({
+        _tag: "ScalarFunction",
+        name: sub ? "time_sub" : "time_add",
+        args: [x, iv],
+        dataType: undefined
+      })
+      if (ivType._tag === "calendarInterval" && dtType._tag === "calendarInterval") {
+        call = {
+          _tag: "ScalarFunction",
+          name: sub ? "interval_subtract" : "interval_add",
+          args: [e.left, e.right],
+          dataType: undefined
+        }
+      } else if (dtType._tag === "date" && !dayTimeLiteral) {
+        call = {
+          _tag: "ScalarFunction",
+          name: sub ? "date_sub_interval" : "date_add_interval",
+          args: [dt, iv],
+          dataType: undefined
+        }
+      } else if (dtType._tag === "timestamp" || dtType._tag === "date") {
+        call = timeCall(dtType._tag === "date" ? implicitCast(dt, T.TimestampType) : dt)
+      } else if (dtType._tag === "string") {
+        const r = this.resolveScalar(timeCall(implicitCast(dt, T.TimestampType)), [
+          implicitCast(dt, T.TimestampType),
+          iv
+        ])
+        return implicitCast(r, T.StringType)
+      }
     }
     if (call === undefined || lookup(call.name) === undefined) return undefined
     return this.resolveScalar(call, call.args)

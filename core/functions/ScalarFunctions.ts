@@ -293,6 +293,59 @@ export const date_diff = (end: ColumnOrName, start: ColumnOrName): Column<number
 /** `months` months after `start`, the day clamped to the month's length. */
 export const add_months = (start: ColumnOrName, months: ColumnOrNumber): Column<Date> =>
   fn("add_months", [c(start), cn(months)])
+/**
+ * `timestampadd(unit, quantity, ts)`: `ts` moved by `quantity` units, as Spark's `timestampadd`
+ * (`dateadd`): `YEAR`, `QUARTER`, `MONTH`, `WEEK`, `DAY`, `DAYOFYEAR`, `HOUR`, `MINUTE`,
+ * `SECOND`, `MILLISECOND`, `MICROSECOND` (months clamp the day to the month's end).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const due = F.timestampadd("HOUR", 2, "ts").as("due")
+ * ```
+ * @since 0.7.0
+ */
+export const timestampadd = (unit: DatetimeUnit, quantity: ColumnOrNumber, ts: ColumnOrName): Column<Date> =>
+  fn("timestampadd", [lit(unit.toUpperCase()).expr, cn(quantity), c(ts)])
+/**
+ * `timestampdiff(unit, start, end)`: whole `unit`s from `start` to `end` (toward zero), as
+ * Spark's `timestampdiff` (`datediff(unit, …)`).
+ *
+ * @example
+ * ```ts
+ * import { F } from "tributary-streaming"
+ * const minutes = F.timestampdiff("MINUTE", "opened", "closed").as("minutes")
+ * ```
+ * @since 0.7.0
+ */
+export const timestampdiff = (unit: DatetimeUnit, start: ColumnOrName, end: ColumnOrName): Column<number> =>
+  fn("timestampdiff", [lit(unit.toUpperCase()).expr, c(start), c(end)])
+/** The units of `timestampadd` and `timestampdiff` (`DAYOFYEAR` only for `timestampadd`), in any letter case. */
+export type DatetimeUnit =
+  | "YEAR"
+  | "QUARTER"
+  | "MONTH"
+  | "WEEK"
+  | "DAY"
+  | "DAYOFYEAR"
+  | "HOUR"
+  | "MINUTE"
+  | "SECOND"
+  | "MILLISECOND"
+  | "MICROSECOND"
+  | Lowercase<
+      | "YEAR"
+      | "QUARTER"
+      | "MONTH"
+      | "WEEK"
+      | "DAY"
+      | "DAYOFYEAR"
+      | "HOUR"
+      | "MINUTE"
+      | "SECOND"
+      | "MILLISECOND"
+      | "MICROSECOND"
+    >
 /** Months between two timestamps (31-day months for the fraction), rounded to 8 digits unless `roundOff` is false. */
 export const months_between = (date1: ColumnOrName, date2: ColumnOrName, roundOff = true): Column<number> =>
   fn("months_between", [c(date1), c(date2), lit(roundOff).expr])
@@ -372,6 +425,13 @@ export const array_remove = <A = unknown>(col: ColumnOrName, element: ColumnOrVa
 /** The element at a 1-based index (negative from the end) of an array, or the value of a map key. */
 export const element_at = <A = unknown>(col: ColumnOrName, extraction: ColumnOrValue): Column<A> =>
   fn("element_at", [c(col), cv(extraction)])
+/**
+ * `get(array, index)`: the element at a 0-based index (null outside the array), what Spark reads
+ * for `a[i]`; of a map, the value of a key (`m['k']`).
+ *
+ * @since 0.7.0
+ */
+export const get = <A = unknown>(col: ColumnOrName, index: ColumnOrValue): Column<A> => fn("get", [c(col), cv(index)])
 /** Sorts an array; nulls first when ascending, last when descending. */
 export const sort_array = <A = unknown>(col: ColumnOrName, asc = true): Column<Array<A>> =>
   fn("sort_array", [c(col), lit(asc).expr])

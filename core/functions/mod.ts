@@ -11,6 +11,7 @@ import "./CollectionFunctions.ts"
 import "./MiscFunctions.ts"
 import "./AvroFunctions.ts"
 import "./JsonFunctions.ts"
+import "./IntervalFunctions.ts"
 
 export { lookup, names, register } from "./Registry.ts"
 export type { Evaluator, Resolution, ScalarFunctionDef } from "./Registry.ts"

@@ -29,12 +29,13 @@ import { Console, Effect, Result, type Schema } from "effect"
 import { Column, type ColumnOrName, col, toColumnExpr } from "../../core/Column.ts"
 import * as T from "../../core/DataType.ts"
 import { type IntervalString, parseDurationMs } from "../../core/Durations.ts"
-import { AnalysisError, type ConnectorError } from "../../core/Errors.ts"
+import { AnalysisError, type ConnectorError, ParseException } from "../../core/Errors.ts"
 import * as E from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import { type InternalRow, rowsToExternal } from "../../core/Row.ts"
 import { isStructSchema, structTypeOf } from "../../core/RowSchema.ts"
 import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
+import * as SqlParser from "../../core/sql/ExpressionParser.ts"
 import * as QE from "../execution/QueryExecution.ts"
 import { DataFrameWriter } from "./DataFrameWriter.ts"
 import { DataStreamWriter } from "./DataStreamWriter.ts"
@@ -175,21 +176,61 @@ export class DataFrame<R = Row> {
     })
   }
 
-  /** Keeps the rows for which `condition` is true (a Column, or a predicate over the row object). */
-  filter(condition: Column<any, any> | ((row: R) => boolean)): DataFrame<R> {
+  /**
+   * Projects Spark SQL expression strings, as Spark's `selectExpr`: each is parsed like
+   * `F.expr` (`"a + 1 AS b"`, `"upper(name) n"`, `"*"`, `"count(*)"`). Text that does not parse
+   * fails the first action with Spark's `ParseException`.
+   *
+   * @example
+   * ```ts
+   * import type { DataFrame } from "tributary-streaming"
+   * declare const events: DataFrame<{ user: string; ts: Date }>
+   * const deadlines = events.selectExpr("user", "ts + INTERVAL 10 SECONDS AS deadline")
+   * ```
+   * @since 0.7.0
+   */
+  selectExpr(...exprs: ReadonlyArray<string>): DataFrame<Row> {
+    // each keeps its text, which a remote session sends for Spark to parse (pyspark's selectExpr)
+    const projectList = exprs.map((text) => SqlParser.expressionOf(text))
+    // Spark parses at the call: the first text that does not parse is the error, before any analysis
+    const failed = projectList.find((e) => e._tag === "InvalidExpression" && e.error instanceof ParseException)
+    return this.derive(
+      { _tag: "Project", planId: Plan.newPlanId(), projectList, child: this.plan },
+      failed?._tag === "InvalidExpression" && this.state.remote === undefined ? failed.error : undefined
+    )
+  }
+
+  /**
+   * Keeps the rows for which `condition` is true: a Column, a Spark SQL condition string
+   * (`"age > 18 AND name IS NOT NULL"`, parsed like `F.expr`), or a predicate over the row object.
+   */
+  filter(condition: Column<any, any> | string | ((row: R) => boolean)): DataFrame<R> {
     if (typeof condition === "function") {
       return this.derive({ _tag: "TypedFilter", planId: Plan.newPlanId(), predicate: condition, child: this.plan })
+    }
+    if (typeof condition === "string") {
+      // an alias the text gives (`"a > 1 AS x"`) is dropped from the condition by the analyzer, as
+      // Spark's CleanupAliases does; a remote session sends the text for Spark to parse
+      const e = SqlParser.expressionOf(condition)
+      const error =
+        e._tag === "InvalidExpression" && e.error instanceof ParseException && this.state.remote === undefined
+          ? e.error
+          : undefined
+      return this.derive({ _tag: "Filter", planId: Plan.newPlanId(), condition: e, child: this.plan }, error)
     }
     return this.derive({ _tag: "Filter", planId: Plan.newPlanId(), condition: condition.expr, child: this.plan })
   }
 
   /** Same as `filter`. */
-  where(condition: Column<any, any> | ((row: R) => boolean)): DataFrame<R> {
+  where(condition: Column<any, any> | string | ((row: R) => boolean)): DataFrame<R> {
     return this.filter(condition)
   }
 
   /** Adds a column, or replaces the column of the same name. */
-  withColumn<const N extends string, C extends Column<any, any>>(name: N, column: C): DataFrame<WithColumnRow<R, N, ValueOf<C>>> {
+  withColumn<const N extends string, C extends Column<any, any>>(
+    name: N,
+    column: C
+  ): DataFrame<WithColumnRow<R, N, ValueOf<C>>> {
     return this.derive({
       _tag: "WithColumns",
       planId: Plan.newPlanId(),
@@ -282,7 +323,9 @@ export class DataFrame<R = Row> {
     if (st === undefined) {
       return this.derive(
         this.plan,
-        invalid("The schema given to map/flatMap has a part with no Spark type (functions, symbols, unions of different types).")
+        invalid(
+          "The schema given to map/flatMap has a part with no Spark type (functions, symbols, unions of different types)."
+        )
       )
     }
     return this.derive({
@@ -386,7 +429,13 @@ export class DataFrame<R = Row> {
     other: DataFrame<R2>,
     on?: K | ReadonlyArray<K> | Column<any, any>,
     how?: How
-  ): DataFrame<[K] extends [never] ? (How extends "left_semi" | "leftsemi" | "semi" | "left_anti" | "leftanti" | "anti" ? R : Simplify<R & R2>) : JoinRow<R, R2, How, K>> {
+  ): DataFrame<
+    [K] extends [never]
+      ? How extends "left_semi" | "leftsemi" | "semi" | "left_anti" | "leftanti" | "anti"
+        ? R
+        : Simplify<R & R2>
+      : JoinRow<R, R2, How, K>
+  > {
     const joinType = parseJoinType(how ?? "inner")
     const error =
       joinType === undefined
@@ -394,8 +443,7 @@ export class DataFrame<R = Row> {
             `[UNSUPPORTED_JOIN_TYPE] Unsupported join type '${how}'. Supported join types include: 'inner', 'outer', 'full', 'fullouter', 'full_outer', 'leftouter', 'left', 'left_outer', 'rightouter', 'right', 'right_outer', 'leftsemi', 'left_semi', 'semi', 'leftanti', 'left_anti', 'anti', 'cross'.`
           )
         : undefined
-    const using =
-      typeof on === "string" ? [on] : Array.isArray(on) ? (on as ReadonlyArray<string>) : undefined
+    const using = typeof on === "string" ? [on] : Array.isArray(on) ? (on as ReadonlyArray<string>) : undefined
     const condition = on instanceof Column ? on.expr : undefined
     const node: Plan.LogicalPlan = {
       _tag: "Join",
@@ -539,7 +587,9 @@ export class DataFrame<R = Row> {
   limit(n: number): DataFrame<R> {
     const error =
       !Number.isInteger(n) || n < 0
-        ? invalid(`[INVALID_LIMIT_LIKE_EXPRESSION.IS_NEGATIVE] The limit like expression "${n}" is invalid. The limit expression must be equal to or greater than 0, but got ${n}.`)
+        ? invalid(
+            `[INVALID_LIMIT_LIKE_EXPRESSION.IS_NEGATIVE] The limit like expression "${n}" is invalid. The limit expression must be equal to or greater than 0, but got ${n}.`
+          )
         : undefined
     return this.derive({ _tag: "Limit", planId: Plan.newPlanId(), n, child: this.plan }, error)
   }
@@ -577,7 +627,10 @@ export class DataFrame<R = Row> {
   // ---- actions --------------------------------------------------------------------------
 
   /** @internal runs the plan and returns internal rows with the schema. */
-  execute(): Effect.Effect<{ readonly schema: T.StructType; readonly rows: ReadonlyArray<InternalRow> }, AnalysisError | ConnectorError> {
+  execute(): Effect.Effect<
+    { readonly schema: T.StructType; readonly rows: ReadonlyArray<InternalRow> },
+    AnalysisError | ConnectorError
+  > {
     if (this.buildError !== undefined) return Effect.fail(this.buildError)
     // A remote session (`Session.layer({ remote })`) runs the plan on Spark instead.
     if (this.state.remote !== undefined) return this.state.remote.execute(this.plan)
@@ -618,7 +671,11 @@ export class DataFrame<R = Row> {
    * The text `show` prints: Spark's ASCII table of the first `n` rows. `truncate` cuts cells to
    * 20 characters (`true`) or to a given width; `vertical` prints one block per row.
    */
-  showString(n = 20, truncate: boolean | number = true, vertical = false): Effect.Effect<string, AnalysisError | ConnectorError> {
+  showString(
+    n = 20,
+    truncate: boolean | number = true,
+    vertical = false
+  ): Effect.Effect<string, AnalysisError | ConnectorError> {
     const width = truncate === true ? 20 : truncate === false ? 0 : truncate
     // Spark clamps a negative row count to 0 ("only showing top 0 rows").
     const numRows = Math.max(0, Math.trunc(n))
@@ -628,7 +685,11 @@ export class DataFrame<R = Row> {
   }
 
   /** Prints the first `n` rows as Spark's ASCII table (through Effect's `Console`). */
-  show(n = 20, truncate: boolean | number = true, vertical = false): Effect.Effect<void, AnalysisError | ConnectorError> {
+  show(
+    n = 20,
+    truncate: boolean | number = true,
+    vertical = false
+  ): Effect.Effect<void, AnalysisError | ConnectorError> {
     return Effect.flatMap(this.showString(n, truncate, vertical), (s) => Console.log(s))
   }
 

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { describe, expectTypeOf, it } from "vitest"
-import { F } from "../../../core/mod.ts"
+import { type Column, F } from "../../../core/mod.ts"
 import type { DataFrame } from "../../../structured/api/DataFrame.ts"
 
 declare const people: DataFrame<{ name: string; age: number; city: string | null }>
@@ -132,5 +132,25 @@ describe("map", () => {
       expectTypeOf(p).toEqualTypeOf<{ name: string; age: number; city: string | null }>()
       return p.age > 1
     })
+  })
+})
+
+describe("expression strings", () => {
+  it("selectExpr gives an untyped row (Spark parses the text at the action)", () => {
+    const df = people.selectExpr("upper(name) AS loud", "age + 1")
+    expectTypeOf<RowOf<typeof df>>().toEqualTypeOf<Record<string, unknown>>()
+  })
+  it("filter and where take a condition string and keep the row type", () => {
+    const df = people.filter("age > 18 AND city IS NOT NULL").where("name LIKE 'a%'")
+    expectTypeOf<RowOf<typeof df>>().toEqualTypeOf<{ name: string; age: number; city: string | null }>()
+  })
+  it("F.expr is an untyped column, F.timestampadd a timestamp", () => {
+    expectTypeOf(F.expr("ts + INTERVAL 10 SECONDS")).toEqualTypeOf<Column<unknown>>()
+    const df = events.select(F.timestampadd("HOUR", 1, "ts").as("later"))
+    expectTypeOf<RowOf<typeof df>>().toEqualTypeOf<{ later: Date }>()
+  })
+  it("rejects a misspelled datetime unit", () => {
+    // @ts-expect-error "HOURS" is not a unit of timestampadd
+    F.timestampadd("HOURS", 1, "ts")
   })
 })
