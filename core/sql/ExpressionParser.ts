@@ -103,7 +103,25 @@ const AGGREGATES: Readonly<Record<string, E.AggregateName>> = {
   last: "last",
   collect_list: "collect_list",
   collect_set: "collect_set",
-  approx_count_distinct: "approx_count_distinct"
+  approx_count_distinct: "approx_count_distinct",
+  stddev: "stddev",
+  std: "std",
+  stddev_samp: "stddev_samp",
+  stddev_pop: "stddev_pop",
+  variance: "variance",
+  var_samp: "var_samp",
+  var_pop: "var_pop",
+  skewness: "skewness",
+  kurtosis: "kurtosis",
+  corr: "corr",
+  covar_pop: "covar_pop",
+  covar_samp: "covar_samp",
+  max_by: "max_by",
+  min_by: "min_by",
+  median: "median",
+  percentile: "percentile",
+  percentile_approx: "percentile_approx",
+  approx_percentile: "approx_percentile"
 }
 
 /**
@@ -1311,6 +1329,13 @@ const resolveCall = (
       const flag = args[1]
       const ignoreNulls = opts.ignoreNulls || (flag?._tag === "Literal" && flag.value === true)
       return aggregate(agg, args.slice(0, 1), opts.distinct, { ignoreNulls })
+    }
+    // F's defaults: percentile's frequency 1L, percentile_approx's accuracy 10000
+    if (agg === "percentile" && args.length === 2) {
+      return aggregate(agg, [...args, { _tag: "Literal", value: 1, dataType: T.LongType }], opts.distinct)
+    }
+    if ((agg === "percentile_approx" || agg === "approx_percentile") && args.length === 2) {
+      return aggregate(agg, [...args, intLit(10000)], opts.distinct)
     }
     if (agg === "approx_count_distinct") {
       const rsd = args[1]?._tag === "Literal" && typeof args[1].value === "number" ? args[1].value : 0.05
