@@ -168,6 +168,12 @@ interface Handle {
   foldError: StateStoreError | undefined
   /** Serialises folds of this store. */
   readonly foldLock: Semaphore.Semaphore
+  /**
+   * Set when the query using the store stopped (`settle`): no background fold starts until the
+   * store is opened again; its committed changelogs wait beside the database (a read, a close
+   * or the next start folds them).
+   */
+  paused: boolean
 }
 
 /** A committed version waiting to be folded into DuckDB. */
@@ -466,7 +472,8 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
           pumping: false,
           pump: undefined,
           foldError: undefined,
-          foldLock: Semaphore.makeUnsafe(1)
+          foldLock: Semaphore.makeUnsafe(1),
+          paused: false
         }
         yield* recoverChangelogs(h)
         db.stores.set(key, h)
@@ -577,10 +584,11 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
       )
 
     /** Folds the next committed version not in DuckDB yet, if any; whether there was one. */
-    const foldNext = (h: Handle): Effect.Effect<boolean, StateStoreError> =>
+    const foldNext = (h: Handle, background = false): Effect.Effect<boolean, StateStoreError> =>
       Effect.uninterruptible(
         h.foldLock.withPermits(1)(
           Effect.suspend(() => {
+            if (background && h.paused) return Effect.succeed(false)
             if (h.foldError !== undefined) return Effect.fail(h.foldError)
             const batch: Array<PendingFold> = []
             for (let x = h.folded + 1; batch.length < FOLD_VERSIONS; x++) {
@@ -623,10 +631,12 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
     /** Starts folding in the background, apart from the commit path, unless a fold runs already. */
     const ensurePump = (h: Handle): Effect.Effect<void> =>
       Effect.suspend(() => {
-        if (h.pumping || closed || h.foldError !== undefined || !h.pending.has(h.folded + 1)) return Effect.void
+        if (h.pumping || h.paused || closed || h.foldError !== undefined || !h.pending.has(h.folded + 1)) {
+          return Effect.void
+        }
         h.pumping = true
         const pump = Effect.gen(function* () {
-          while (yield* foldNext(h)) {
+          while (yield* foldNext(h, true)) {
             /* the next one */
           }
         }).pipe(
@@ -802,6 +812,7 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
         }
         const prepared = Effect.gen(function* () {
           h.minBatchesToRetain = spec.minBatchesToRetain
+          h.paused = false
           if (h.foldError !== undefined) return yield* h.foldError
           const info = yield* versionInfo(h, version)
           let preloaded = 0
@@ -1235,12 +1246,22 @@ export const make = (options: DuckDBProviderOptions = {}): Effect.Effect<StateSt
       )
     }
 
+    /**
+     * A query stopped: the fold under way (if any) and compaction finish, and no fold starts
+     * again until the store is opened — so nothing writes into the checkpoint meanwhile. The
+     * committed changelogs still waiting stay beside the database (they are commits; a read, a
+     * close of the provider or the next start folds them), so a stop never waits for them.
+     */
     const settle = (checkpoint: string): Effect.Effect<void> =>
       Effect.gen(function* () {
         const db = databases.get(nodePath.resolve(checkpoint))
         if (db === undefined) return
+        for (const h of db.stores.values()) h.paused = true
         yield* Fiber.awaitAll(maintenance.running(db.stores.values()))
-        yield* foldAll(db)
+        for (const h of db.stores.values()) {
+          yield* h.foldLock.withPermits(1)(Effect.void)
+          if (h.pump !== undefined) yield* Fiber.await(h.pump)
+        }
       })
 
     const close = (): Effect.Effect<void> =>

@@ -202,11 +202,11 @@ export interface StateStoreProvider {
    */
   readonly discard: (checkpoint: string) => Effect.Effect<void, StateStoreError>
   /**
-   * Finishes the background work on `checkpoint`'s stores: DuckDB folds its committed
-   * changelogs into the database and both wait for a maintenance run under way. The engine
-   * calls it when a query stops, so nothing writes into a stopped query's checkpoint afterwards
-   * (which its owner may then copy or delete). A fold that fails is logged; its changelog stays
-   * for the next start.
+   * Ends the background work on `checkpoint`'s stores until one of them is opened again: a
+   * maintenance run or a DuckDB fold under way finishes, and no new one starts (DuckDB's
+   * committed changelogs not folded yet stay beside its database; a read, a close or the next
+   * start folds them). The engine calls it when a query stops, so nothing writes into a
+   * stopped query's checkpoint afterwards (which its owner may then copy or delete).
    */
   readonly settle: (checkpoint: string) => Effect.Effect<void>
   /** Waits for background maintenance, then closes files and connections. Idempotent. */
