@@ -213,11 +213,14 @@ describe("the dashboard in headless Chromium", () => {
       await expect
         .poll(() => row.locator(".badge").textContent(), { timeout: 10_000 })
         .toMatch(/^(Processing new data|Waiting for next trigger|Waiting for data to arrive)$/)
+      // The average processing rate too, once a batch has processed rows.
+      await expect
+        .poll(async () => Number(await row.locator("td").nth(7).textContent()), { timeout: 15_000 })
+        .toBeGreaterThan(0)
       const cells = await row.locator("td").allTextContents()
       expect(cells[2]).toBe(query.id)
       expect(cells[3]).toBe(query.runId)
       expect(cells[4]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/)
-      expect(Number(cells[7])).toBeGreaterThan(0)
       await page.locator('table.active tr.query[data-name="stateless-rate"]').waitFor()
       const context = page.locator(`tr.context[data-id="${ssc.id}"]`)
       await context.waitFor({ timeout: 10_000 })

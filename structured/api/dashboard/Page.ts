@@ -481,13 +481,16 @@ function averages(q) {
   q.avgInputRowsPerSecond = rate(p => p.inputRowsPerSecond); q.avgProcessedRowsPerSecond = rate(p => p.processedRowsPerSecond)
   q.latestBatchId = ps.length ? ps[ps.length - 1].batchId : null
 }
-// Refreshes can overlap (an idle tick, then a query's end): only the latest one's answer is
-// shown, so an earlier fetch that returns last cannot put back a query that has ended.
+// Refreshes can overlap (an idle tick, then a query's end): an answer older than the one shown
+// is dropped, so an earlier fetch that returns last cannot put back a query that has ended (and
+// a steady stream of refreshes still shows each newer answer).
 let refreshes = 0
+let shown = 0
 async function refresh() {
   const mine = ++refreshes
   const [qs, cs] = await Promise.all([fetch("api/queries").then(r => r.json()), fetch("api/streaming-contexts").then(r => r.json())])
-  if (mine !== refreshes) return
+  if (mine < shown) return
+  shown = mine
   queries.clear(); for (const q of qs) queries.set(q.runId, q)
   contexts.clear(); for (const c of cs) contexts.set(c.id, c)
   render()
