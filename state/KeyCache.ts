@@ -68,16 +68,8 @@ export class KeyCache {
   set(key: string, value: string | null): void {
     const old = this.entries.get(key)
     if (this.complete) {
-      // Complete, the cache evicts nothing until it outgrows its budget, so an update keeps
-      // its place (no delete and re-insert into a map of every key) and a removal just goes.
-      if (old !== undefined) this.bytes -= entryBytes(key, old)
-      if (value === null) {
-        if (old !== undefined) this.entries.delete(key)
-        return
-      }
-      this.entries.set(key, value)
-      this.bytes += entryBytes(key, value)
-      if (this.bytes > this.maxBytes) this.evict()
+      // A complete cache holds no absent markers: `old` is the value or nothing.
+      this.replace(key, old ?? undefined, value)
       return
     }
     if (old !== undefined) {
@@ -94,6 +86,8 @@ export class KeyCache {
    * as a commit knows each changed key's committed value: one map operation instead of two.
    */
   replace(key: string, old: string | undefined, value: string | null): void {
+    // Complete, the cache evicts nothing until it outgrows its budget, so an update keeps its
+    // place (no delete and re-insert into a map of every key) and a removal just goes.
     if (!this.complete) {
       this.set(key, value)
       return
