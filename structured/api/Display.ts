@@ -143,6 +143,25 @@ const denoJupyter = (): DenoJupyter | undefined => {
 const REFRESH_MS = 1000
 
 /**
+ * How long a display waits after handing its message to Deno's kernel before it resolves.
+ *
+ * Deno's kernel (2.x) takes what a cell displays from a queue and publishes it on one loop, and
+ * reports the cell finished (`status: idle`) on another, once the cell's code has returned. A
+ * display handed over just before the cell returns can be published after that report, and a
+ * client then drops it (`jupyter nbconvert --execute` does) or shows it under the next cell.
+ * Measured on a loaded 2-core machine (load 20–30), the late message trailed the report by about
+ * a millisecond, in 1 run of 13; waiting here keeps the cell running until the kernel has
+ * published it. It is I/O pacing at the notebook's edge, not engine time, so it is a plain timer.
+ */
+const PUBLISH_MS = 100
+
+/** Displays `bundle` and resolves once Deno's kernel has had the time to publish it. */
+const publish = async (jupyter: DenoJupyter, obj: unknown, options: { raw?: boolean; display_id?: string }): Promise<void> => {
+  await jupyter.display(obj, options)
+  await new Promise((resolve) => setTimeout(resolve, PUBLISH_MS))
+}
+
+/**
  * What `query[Symbol.for("Jupyter.display")]()` resolves to. In Deno's kernel the card is shown
  * under a display id and refreshed every second until the query stops (the returned bundle is
  * then `{}`, which the kernel does not show, so the card is not shown twice); elsewhere it is a
@@ -161,7 +180,7 @@ export const displayQuery = async (query: StreamingQuery): Promise<MimeBundle> =
 const showLiveCard = async (query: StreamingQuery, jupyter: DenoJupyter): Promise<void> => {
   const first = await Effect.runPromise(queryBundle(query))
   const displayId = `tributary-${query.runId}`
-  await jupyter.display(first, { raw: true, display_id: displayId })
+  await publish(jupyter, first, { raw: true, display_id: displayId })
   const timer = setInterval(() => {
     Effect.runPromise(Effect.zip(queryBundle(query), query.isActive())).then(
       ([bundle, active]) => {
@@ -189,8 +208,9 @@ const LIVE_CARD: unique symbol = Symbol.for("tributary.liveCard") as never
  * Beyond Spark (Databricks notebooks have `display(df)`): a cell's *value* reaches the notebook
  * through `Symbol.for("Jupyter.display")`, which Deno's kernel (2.x) may publish after it has
  * reported the cell finished, and `jupyter nbconvert --execute` then drops it (about one run in
- * three); an awaited `display(...)` is sent while the cell runs, so it is never lost, and a query
- * shown this way leaves no empty `Out[n]` behind.
+ * three); an awaited `display(...)` resolves only once the kernel has had the time to publish it
+ * (see `PUBLISH_MS`), so the cell is still running when it is published, and a query shown this
+ * way leaves no empty `Out[n]` behind.
  *
  * @since 0.1.0
  */
@@ -201,11 +221,11 @@ export const display = async (value: unknown): Promise<void> => {
   if (jupyter !== undefined && query !== undefined) return showLiveCard(query, jupyter)
   const render = target?.[JUPYTER_DISPLAY]
   if (jupyter !== undefined) {
-    if (typeof render === "function") return jupyter.display(await render.call(target), { raw: true })
+    if (typeof render === "function") return publish(jupyter, await render.call(target), { raw: true })
     // A string is shown as its text (Deno's formatter would quote it), never through stdout:
     // the kernel may publish a cell's console output after the cell has finished.
-    if (typeof value === "string") return jupyter.display({ "text/plain": value }, { raw: true })
-    return jupyter.display(value)
+    if (typeof value === "string") return publish(jupyter, { "text/plain": value }, { raw: true })
+    return publish(jupyter, value, {})
   }
   const bundle = typeof render === "function" ? await render.call(target) : undefined
   console.log(bundle?.["text/plain"] ?? (typeof value === "string" ? value : inspect(value)))

@@ -157,17 +157,8 @@ describe("examples/tour.ipynb on Deno's Jupyter kernel", () => {
       ["display_data:text/html,text/plain"],
       []
     ]
-    // Deno's kernel (2.x) still dropped the stop cell's awaited display in one run of five in a
-    // CI run (the cell where the live card's timer publishes updates): that one output may be
-    // missing from one run at most (a known gap, issue #18); every other output, in every run.
-    const STOP_CELL = 4
-    let stopLost = 0
     for (const [i, r] of runs.entries()) {
       const got = shape(r)
-      if (got[STOP_CELL]!.length === 0 && stopLost === 0) {
-        stopLost++
-        got[STOP_CELL] = expected[STOP_CELL]!
-      }
       expect(got, `run ${i + 1}`).toEqual(expected)
     }
   })
