@@ -60,7 +60,7 @@ import {
   semanticKey
 } from "./Resolver.ts"
 import { stableExprId, stablePlanId } from "./StableIds.ts"
-import { resolveSetOperation, resolveUnion } from "./UnionResolution.ts"
+import { refuseMapColumns, resolveSetOperation, resolveUnion } from "./UnionResolution.ts"
 import {
   extractWindowExpressions,
   failWindowHere,
@@ -737,15 +737,22 @@ class Analyzer implements Resolver {
         }
         return child === p.child ? p : { ...p, child }
       }
-      case "Distinct":
+      case "Distinct": {
+        const child = this.resolve(p.child)
+        refuseMapColumns(output(child))
+        return child === p.child ? p : { ...p, child }
+      }
       case "TypedFilter":
       case "MapElements":
       case "SubqueryAlias": {
         const child = this.resolve(p.child)
         return child === p.child ? p : { ...p, child }
       }
-      case "Deduplicate":
-        return this.resolveDeduplicate(p)
+      case "Deduplicate": {
+        const resolved = this.resolveDeduplicate(p)
+        if (resolved._tag === "Deduplicate") refuseMapColumns(resolved.keys ?? output(resolved.child))
+        return resolved
+      }
       case "TransformWithState":
       case "FlatMapGroupsWithState": {
         const child = this.resolve(p.child)

@@ -42,7 +42,17 @@ export const resolveSetOperation = (r: Resolver, p: P.Intersect | P.Except): P.L
   const name = `${p._tag}${p.isAll ? "All" : ""}`.toUpperCase()
   const widened = widenSetOperation(r, p, [left, right], name)
   // CheckAnalysis's mapColumnInSetOperation: map values have no equality
-  const mapCol = output(widened?.[0] ?? left).find((a) => hasMapType(a.dataType))
+  refuseMapColumns(output(widened?.[0] ?? left))
+  if (widened !== undefined) return { ...p, left: widened[0], right: widened[1] }
+  return left === p.left && right === p.right ? p : { ...p, left, right }
+}
+
+/**
+ * CheckAnalysis's `mapColumnInSetOperation`: map values have no equality, so `intersect`,
+ * `except`, `distinct` (over every column) and `dropDuplicates` (over its keys) refuse a map column.
+ */
+export const refuseMapColumns = (columns: ReadonlyArray<E.AttributeReference>): void => {
+  const mapCol = columns.find((a) => hasMapType(a.dataType))
   if (mapCol !== undefined) {
     failClass(
       "DataTypeMismatch",
@@ -50,8 +60,6 @@ export const resolveSetOperation = (r: Resolver, p: P.Intersect | P.Except): P.L
       `The feature is not supported: Cannot have MAP type columns in DataFrame which calls set operations (INTERSECT, EXCEPT, etc.), but the type of column ${toSQLId(mapCol.name)} is ${toSQLType(mapCol.dataType)}.`
     )
   }
-  if (widened !== undefined) return { ...p, left: widened[0], right: widened[1] }
-  return left === p.left && right === p.right ? p : { ...p, left, right }
 }
 
 const hasMapType = (t: T.DataType): boolean => {

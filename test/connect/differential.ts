@@ -390,6 +390,8 @@ export type Build<D> = (spark: SessionShape, data: D) => DataFrame<any>
 
 export interface StreamOptions extends DiffOptions {
   readonly outputMode: "append" | "update" | "complete"
+  /** Compare each micro-batch's output row count too (the sink's `numOutputRows` in its progress). */
+  readonly batchOutputRows?: boolean
 }
 
 /** A differential case: a batch query, or a streaming one when `stream` is given. */
@@ -465,7 +467,9 @@ const runStream = async (
   // The batches, those with input marked "+": both engines must cut the input the same way and run
   // the same no-data batches. (Not the input row counts: Spark counts the rows its scans output after
   // filters pushed into the file reader, and a source scanned twice twice.)
-  const batches = progress.map((p) => `${p.batchId}${p.numInputRows > 0 ? "+" : ""}`).join(" ")
+  const batches = progress
+    .map((p) => `${p.batchId}${p.numInputRows > 0 ? "+" : ""}${opts.batchOutputRows === true ? `=${p.sink.numOutputRows}` : ""}`)
+    .join(" ")
   return { schema: result.schema, rows: rowsOf(result), batches }
 }
 
@@ -521,6 +525,14 @@ export const useEngines = <D>(
       console.log(`${c.name}: ${which} ${Math.round(performance.now() - t0)} ms, ${result.rows.length} rows`)
     return result
   }
+
+  /** Runs one case on both engines at once, each side settled on its own (a failure of one does not hide the other). */
+  const runCaseSettled = (
+    c: Case<D>
+  ): Promise<[PromiseSettledResult<Result>, PromiseSettledResult<Result>]> =>
+    Promise.allSettled([runSide(c, "local"), runSide(c, "remote")]) as Promise<
+      [PromiseSettledResult<Result>, PromiseSettledResult<Result>]
+    >
 
   /** Runs one case on both engines at once (the local engine computes here while Spark works in its JVM). */
   const runCase = async (c: Case<D>): Promise<{ local: Result; remote: Result }> => {
@@ -590,5 +602,5 @@ export const useEngines = <D>(
     }
   }
 
-  return { engines: get, runCase, differential, cases }
+  return { engines: get, runCase, runCaseSettled, differential, cases }
 }

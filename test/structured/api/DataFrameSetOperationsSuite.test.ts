@@ -298,6 +298,22 @@ describe("DataFrameSetOperationsSuite", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
+  it.effect("distinct and dropDuplicates refuse a map column too (CheckAnalysis mapColumnInSetOperation)", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const df = spark
+        .createDataFrame([{ id: 0 }, { id: 0 }], "id bigint")
+        .select(F.col("id"), F.create_map(F.lit("key"), F.col("id")).as("m"))
+      for (const result of [df.distinct(), df.dropDuplicates(["m"] as never), df.dropDuplicates()]) {
+        const e = (yield* Effect.flip(result.collect())) as AnalysisError
+        assert.strictEqual(e.errorClass, "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE")
+        assert.include(e.message, "the type of column `m` is \"MAP<STRING, BIGINT>\"")
+      }
+      // keys without the map column deduplicate as usual
+      yield* check(df.dropDuplicates(["id"] as never).select("id"), [[0]])
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
   it.effect("NUM_COLUMNS_MISMATCH and INCOMPATIBLE_COLUMN_TYPE name the operator (CheckAnalysis)", () =>
     Effect.gen(function* () {
       const spark = yield* Session
