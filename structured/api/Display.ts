@@ -156,7 +156,7 @@ const REFRESH_MS = 1000
 const PUBLISH_MS = 100
 
 /** Displays `bundle` and resolves once Deno's kernel has had the time to publish it. */
-const publish = async (jupyter: DenoJupyter, obj: unknown, options: { raw?: boolean; display_id?: string }): Promise<void> => {
+const publish = async (jupyter: DenoJupyter, obj: unknown, options?: { raw?: boolean; display_id?: string }): Promise<void> => {
   await jupyter.display(obj, options)
   await new Promise((resolve) => setTimeout(resolve, PUBLISH_MS))
 }
@@ -225,7 +225,7 @@ export const display = async (value: unknown): Promise<void> => {
     // A string is shown as its text (Deno's formatter would quote it), never through stdout:
     // the kernel may publish a cell's console output after the cell has finished.
     if (typeof value === "string") return publish(jupyter, { "text/plain": value }, { raw: true })
-    return publish(jupyter, value, {})
+    return publish(jupyter, value)
   }
   const bundle = typeof render === "function" ? await render.call(target) : undefined
   console.log(bundle?.["text/plain"] ?? (typeof value === "string" ? value : inspect(value)))
