@@ -255,7 +255,13 @@ export type FrameBoundary =
   | { readonly _tag: "UnboundedPreceding" }
   | { readonly _tag: "UnboundedFollowing" }
   | { readonly _tag: "CurrentRow" }
-  | { readonly _tag: "Offset"; readonly value: number }
+  /**
+   * `value` rows (or order-key units) after the current row; negative ones precede it.
+   * `preceding`: written `n PRECEDING` in expression text (Spark's `UnaryMinus(n)` bound, named
+   * `n PRECEDING`); the DataFrame API's `rowsBetween(-1, …)` is a negative literal, named
+   * `-1 FOLLOWING` as Spark names it.
+   */
+  | { readonly _tag: "Offset"; readonly value: number; readonly preceding?: boolean }
 
 /** Spark's `SpecifiedWindowFrame`: `ROWS` or `RANGE` `BETWEEN lower AND upper`. */
 export interface WindowFrame {

@@ -127,8 +127,9 @@ const boundarySql = (b: FrameBoundary): string => {
     case "CurrentRow":
       return "CURRENT ROW"
     case "Offset":
-      // Spark keeps the literal: rowsBetween(-1, 1) is `-1 FOLLOWING AND 1 FOLLOWING`
-      return `${b.value} FOLLOWING`
+      // Spark keeps the literal: rowsBetween(-1, 1) is `-1 FOLLOWING AND 1 FOLLOWING`, and
+      // `1 PRECEDING` in expression text is `UnaryMinus(1)`, named `1 PRECEDING`
+      return b.preceding === true ? `${b.value === 0 ? 0 : -b.value} PRECEDING` : `${b.value} FOLLOWING`
   }
 }
 

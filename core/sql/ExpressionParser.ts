@@ -82,7 +82,7 @@ const unresolvedRoutine = (parts: ReadonlyArray<string>): E.Expression => {
 }
 
 /** A construct Spark parses that tributary cannot evaluate yet; reported by the first action. */
-const unsupported = (what: string): E.Expression => {
+const unsupported = (what: string): E.InvalidExpression => {
   const message = `[UNSUPPORTED_FEATURE] ${what} is not supported in tributary's expression strings.`
   return {
     _tag: "InvalidExpression",
@@ -235,6 +235,31 @@ const COMPARISONS: Readonly<Record<string, E.ComparisonOp | "<>">> = {
 }
 
 /** Words that end an expression or continue it, never an implicit alias (`a AND b` is not `a AS AND`). */
+/** Words that open a window definition inside `OVER (…)` (anything else there names a window). */
+const WINDOW_SPEC_WORDS = new Set(["PARTITION", "DISTRIBUTE", "ORDER", "SORT", "CLUSTER", "ROWS", "RANGE"])
+
+/** A numeric literal, or the negation of one, as a number (a frame bound's value). */
+const foldedNumber = (e: E.Expression): number | undefined => {
+  if (e._tag === "Literal") {
+    if (typeof e.value === "number") return e.value
+    if (typeof e.value === "bigint") return Number(e.value)
+    return undefined
+  }
+  if (e._tag === "UnaryExpression" && e.op === "negate") {
+    const n = foldedNumber(e.child)
+    return n === undefined ? undefined : n === 0 ? 0 : -n
+  }
+  return undefined
+}
+
+/** No column, star or aggregate below: Spark's `foldable`, as far as text can show it. */
+const isFoldable = (e: E.Expression): boolean =>
+  e._tag !== "UnresolvedAttribute" &&
+  e._tag !== "UnresolvedStar" &&
+  e._tag !== "AggregateFunction" &&
+  e._tag !== "WindowFunction" &&
+  E.children(e).every(isFoldable)
+
 const NOT_ALIAS = new Set([
   "AND",
   "OR",
@@ -1125,18 +1150,125 @@ class Parser {
       this.skipParens(1)
       return unsupported("An aggregate FILTER clause")
     }
-    if (this.isWord(this.peek, "OVER")) {
-      this.pos++
-      if (this.isOp(this.peek, "(")) this.skipParens(0)
-      else this.requireIdentifier()
-      return unsupported("A window function (OVER)")
-    }
+    const window = this.isWord(this.peek, "OVER") ? this.windowSpec() : undefined
     const unsupportedArg = args.find(
       (x) => x._tag === "InvalidExpression" && x.error?.errorClass === "UNSUPPORTED_FEATURE"
     )
     if (unsupportedArg !== undefined) return unsupportedArg
     if (parts.length > 1) return unresolvedRoutine(parts)
-    return resolveCall(parts[0], args, { distinct, star, ignoreNulls })
+    const call = resolveCall(parts[0], args, { distinct, star, ignoreNulls })
+    if (window === undefined || call._tag === "InvalidExpression") return call
+    if (window._tag === "InvalidExpression") return window
+    return { ...window, function: call }
+  }
+
+  /**
+   * `OVER (…)` after a function call (Spark's `windowSpec`): `[PARTITION | DISTRIBUTE] BY`,
+   * `[ORDER | SORT] BY` sort items, or `CLUSTER BY`, then an optional `ROWS`/`RANGE` frame. The
+   * result is the `WindowExpression` that `Column.over` builds, with `function` still to fill in.
+   * A named window (`OVER w`) is Spark's `MISSING_WINDOW_SPECIFICATION` (an expression string
+   * has no `WINDOW` clause).
+   */
+  private windowSpec(): E.WindowExpression | E.InvalidExpression {
+    this.expectWord("OVER")
+    const named = this.isOp(this.peek, "(") ? (this.isOp(this.ahead(2), ")") ? this.ahead(1) : undefined) : this.peek
+    if (named !== undefined && (named.kind === "word" || named.kind === "quoted") && !WINDOW_SPEC_WORDS.has(named.value.toUpperCase())) {
+      if (this.acceptOp("(")) {
+        this.requireIdentifier()
+        this.expectOp(")")
+      } else this.requireIdentifier()
+      const message = `[MISSING_WINDOW_SPECIFICATION] Window specification is not defined in the WINDOW clause for ${named.value}. For more information about WINDOW clauses, please refer to 'https://spark.apache.org/docs/latest/sql-ref-syntax-qry-select-window.html'. SQLSTATE: 42P20`
+      return {
+        _tag: "InvalidExpression",
+        message,
+        error: new AnalysisError({ reason: "InvalidArgument", errorClass: "MISSING_WINDOW_SPECIFICATION", message })
+      }
+    }
+    this.expectOp("(")
+    const partitionSpec: Array<E.Expression> = []
+    const orderSpec: Array<E.Expression> = []
+    if (this.isWord(this.peek, "CLUSTER") && this.isWord(this.ahead(1), "BY")) {
+      this.pos += 2
+      partitionSpec.push(...this.expressionList())
+    } else {
+      if ((this.isWord(this.peek, "PARTITION") || this.isWord(this.peek, "DISTRIBUTE")) && this.isWord(this.ahead(1), "BY")) {
+        this.pos += 2
+        partitionSpec.push(...this.expressionList())
+      }
+      if ((this.isWord(this.peek, "ORDER") || this.isWord(this.peek, "SORT")) && this.isWord(this.ahead(1), "BY")) {
+        this.pos += 2
+        orderSpec.push(this.sortItem())
+        while (this.acceptOp(",")) orderSpec.push(this.sortItem())
+      }
+    }
+    let frame: E.WindowFrame | undefined
+    let invalid: E.InvalidExpression | undefined
+    if (this.isWord(this.peek, "ROWS") || this.isWord(this.peek, "RANGE")) {
+      const frameType = this.next().value.toUpperCase() === "ROWS" ? "rows" : "range"
+      const between = this.acceptWord("BETWEEN")
+      const lower = this.frameBound()
+      let upper: E.FrameBoundary | E.InvalidExpression = { _tag: "CurrentRow" }
+      if (between) {
+        this.expectWord("AND")
+        upper = this.frameBound()
+      }
+      if (lower._tag === "InvalidExpression") invalid = lower
+      else if (upper._tag === "InvalidExpression") invalid = upper
+      else frame = { frameType, lower, upper }
+    }
+    this.expectOp(")")
+    return invalid ?? { _tag: "WindowExpression", function: lit(null, T.NullType), partitionSpec, orderSpec, frame }
+  }
+
+  private expressionList(): Array<E.Expression> {
+    const out = [this.expression()]
+    while (this.acceptOp(",")) out.push(this.expression())
+    return out
+  }
+
+  /** Spark's `sortItem`: `expr [ASC | DESC] [NULLS (FIRST | LAST)]`, nulls first when ascending. */
+  private sortItem(): E.Expression {
+    const child = this.expression()
+    const direction = this.acceptWord("DESC") ? "desc" : "asc"
+    if (direction === "asc") this.acceptWord("ASC")
+    let nullOrdering: E.SortOrder["nullOrdering"] = direction === "asc" ? "nullsFirst" : "nullsLast"
+    if (this.acceptWord("NULLS")) {
+      if (this.acceptWord("FIRST")) nullOrdering = "nullsFirst"
+      else {
+        this.expectWord("LAST")
+        nullOrdering = "nullsLast"
+      }
+    }
+    return { _tag: "SortOrder", child, direction, nullOrdering }
+  }
+
+  /**
+   * Spark's `frameBound`: `UNBOUNDED PRECEDING | FOLLOWING`, `CURRENT ROW`, or a literal followed
+   * by `PRECEDING` (its negation, named `n PRECEDING` as Spark's `UnaryMinus` bound is) or
+   * `FOLLOWING`. A bound that is not a literal is Spark's parse error; a literal that is not a
+   * number (an interval) is not supported locally.
+   */
+  private frameBound(): E.FrameBoundary | E.InvalidExpression {
+    if (this.isWord(this.peek, "UNBOUNDED")) {
+      this.pos++
+      if (this.acceptWord("PRECEDING")) return { _tag: "UnboundedPreceding" }
+      this.expectWord("FOLLOWING")
+      return { _tag: "UnboundedFollowing" }
+    }
+    if (this.isWord(this.peek, "CURRENT") && this.isWord(this.ahead(1), "ROW")) {
+      this.pos += 2
+      return { _tag: "CurrentRow" }
+    }
+    const start = this.peek
+    const value = this.expression()
+    const preceding = this.acceptWord("PRECEDING")
+    if (!preceding) this.expectWord("FOLLOWING")
+    const n = foldedNumber(value)
+    if (n === undefined) {
+      if (value._tag === "Literal" || isFoldable(value)) return unsupported("A frame boundary that is not a number")
+      return this.failClass(start, "_LEGACY_ERROR_TEMP_0064", "", "Frame bound value must be a literal.", this.lastEnd)
+    }
+    return preceding ? { _tag: "Offset", value: n === 0 ? 0 : -n, preceding: true } : { _tag: "Offset", value: n }
   }
 
   /** Skips a parenthesised group starting `offset` tokens ahead. */
@@ -1344,6 +1476,8 @@ const resolveCall = (
     return aggregate(agg, args, opts.distinct)
   }
   if (opts.star) return unresolvedStarArg(lower)
+  const windowed = windowFunction(lower, args, opts.ignoreNulls)
+  if (windowed !== undefined) return windowed
   switch (lower) {
     case "window": {
       const windowMs = durationArg(args[1])
@@ -1390,6 +1524,54 @@ const resolveCall = (
   const defaults = DEFAULT_ARGS[lower]
   const full = defaults !== undefined && args.length === defaults[0] ? [...args, defaults[1]()] : args
   return fn(DISPLAY_NAMES[lower] ?? lower, full)
+}
+
+/** `[WRONG_NUM_ARGS]` for a window function called with the wrong number of arguments. */
+const wrongNumArgs = (name: string, expected: string, actual: number): E.Expression => {
+  const message = `[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The \`${name}\` requires ${expected} parameters but the actual number is ${actual}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix. SQLSTATE: 42605`
+  return {
+    _tag: "InvalidExpression",
+    message,
+    error: new AnalysisError({ reason: "InvalidArgument", errorClass: "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", message })
+  }
+}
+
+/**
+ * The window functions by their SQL names, as `F` builds them (`lag(x)` is `lag(x, 1, NULL)`);
+ * `undefined` for any other name. Spark's ranking functions take no arguments of their own (the
+ * window's order is theirs), so `rank(a)` ignores `a` as Spark's `ResolveWindowOrder` does.
+ */
+const windowFunction = (
+  name: string,
+  args: ReadonlyArray<E.Expression>,
+  ignoreNulls: boolean
+): E.Expression | undefined => {
+  const make = (fn: E.WindowFunctionName, fnArgs: ReadonlyArray<E.Expression>, nulls = false): E.Expression => ({
+    _tag: "WindowFunction",
+    name: fn,
+    args: fnArgs,
+    ignoreNulls: nulls,
+    dataType: undefined
+  })
+  switch (name) {
+    case "row_number":
+    case "cume_dist":
+      return args.length === 0 ? make(name, []) : wrongNumArgs(name, "0", args.length)
+    case "rank":
+    case "dense_rank":
+    case "percent_rank":
+      return make(name, [])
+    case "ntile":
+      return args.length === 1 ? make(name, args) : wrongNumArgs(name, "1", args.length)
+    case "lag":
+    case "lead":
+      if (args.length < 1 || args.length > 3) return wrongNumArgs(name, "[1, 2, 3]", args.length)
+      return make(name, [args[0], args[1] ?? intLit(1), args[2] ?? lit(null, T.NullType)], ignoreNulls)
+    case "nth_value":
+      return args.length === 2 ? make(name, args, ignoreNulls) : wrongNumArgs(name, "2", args.length)
+    default:
+      return undefined
+  }
 }
 
 const unresolvedStarArg = (name: string): E.Expression => ({

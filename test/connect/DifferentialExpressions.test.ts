@@ -142,6 +142,47 @@ describe("differential: expression strings", () => {
       expectFailure: true
     },
     {
+      // ordered by every column but the partition's, so that only identical rows tie
+      name: "window functions with OVER in expression text: Spark's names, default and written frames, values",
+      build: (_, d) => {
+        const all = "id, ts, amount, price, category, note"
+        return d.events.selectExpr(
+          "id",
+          `row_number() OVER (PARTITION BY user ORDER BY ${all})`,
+          `sum(amount) OVER (PARTITION BY user ORDER BY ${all} ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)`,
+          `sum(amount) OVER (PARTITION BY user ORDER BY ${all} ROWS 2 PRECEDING)`,
+          `sum(id) OVER (PARTITION BY user ORDER BY ${all} ROWS BETWEEN -1 PRECEDING AND 1 FOLLOWING)`,
+          `lag(amount) OVER (PARTITION BY user ORDER BY ${all})`,
+          `lead(price, 2, 0.5) OVER (ORDER BY id DESC NULLS FIRST, user, ts, amount, price, category, note)`,
+          "count(*) OVER ()",
+          "avg(amount) OVER (PARTITION BY category)",
+          "rank() OVER (ORDER BY amount)",
+          "dense_rank() OVER (DISTRIBUTE BY user SORT BY amount DESC)",
+          "max(id) OVER (ORDER BY amount RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING)",
+          `ntile(3) OVER (ORDER BY user, ${all})`,
+          "cume_dist() OVER (PARTITION BY user ORDER BY id)",
+          "percent_rank() OVER (ORDER BY id)",
+          `nth_value(amount, 2) OVER (PARTITION BY user ORDER BY ${all} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)`,
+          "min(amount) OVER (CLUSTER BY category)"
+        )
+      }
+    },
+    {
+      name: "a named window in expression text (no WINDOW clause) fails on both",
+      build: (_, d) => d.events.selectExpr("id", "sum(amount) OVER w"),
+      expectFailure: true
+    },
+    {
+      name: "a frame bound that is not a literal fails on both",
+      build: (_, d) => d.events.selectExpr("sum(amount) OVER (ORDER BY id ROWS BETWEEN amount PRECEDING AND CURRENT ROW)"),
+      expectFailure: true
+    },
+    {
+      name: "a window function without OVER in expression text fails on both",
+      build: (_, d) => d.events.selectExpr("id", "row_number()"),
+      expectFailure: true
+    },
+    {
       name: "a text neither engine can parse fails on both",
       build: (_, d) => d.events.selectExpr("id", "amount +"),
       expectFailure: true

@@ -3,7 +3,7 @@
 import { Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { type Column, F } from "../../../mod.ts"
+import { type Column, F, Window } from "../../../mod.ts"
 import { Column as ColumnClass } from "../../../core/Column.ts"
 import * as T from "../../../core/DataType.ts"
 import type { Expression } from "../../../core/Expression.ts"
@@ -454,8 +454,64 @@ describe("ExpressionParserSuite", () => {
     expect(prettyName(parse("a << 1 + 1 & b >>> 2"))).toBe("((a << (1 + 1)) & (b >>> 2))")
   })
 
+  // ExpressionParserSuite's "window function expressions": each is the expression
+  // `Column.over(Window…)` builds; a frame bound written `n PRECEDING` is named as Spark names
+  // its `UnaryMinus(n)` (the DataFrame API's negative offsets are named `-n FOLLOWING`).
+  it("window function expressions", () => {
+    // a sort item is a SortOrder (`Window.orderBy("c")` leaves the analyzer to add it)
+    const byC = Window.orderBy(F.col("c").asc())
+    const w = Window.partitionBy("a", "b").orderBy(F.col("c").asc(), F.col("d").desc_nulls_first())
+    assertEqual("count(*) over ()", F.count(F.lit(1)).over())
+    assertEqual("sum(x) over ()", F.sum("x").over())
+    assertEqual("sum(x) over (partition by a, b order by c asc, d desc nulls first)", F.sum("x").over(w))
+    assertEqual("sum(x) over (distribute by a, b sort by c, d desc nulls first)", F.sum("x").over(w))
+    assertEqual("sum(x) over (cluster by a, b)", F.sum("x").over(Window.partitionBy("a", "b")))
+    assertEqual("sum(x) over (order by c desc)", F.sum("x").over(Window.orderBy(F.col("c").desc())))
+    assertEqual(
+      "sum(x) over (order by c rows between unbounded preceding and unbounded following)",
+      F.sum("x").over(byC.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
+    )
+    assertEqual("row_number() over (order by c)", F.row_number().over(byC))
+    assertEqual("rank(c) over (order by c)", F.rank().over(byC))
+    assertEqual("ntile(4) over (order by c)", F.ntile(4).over(byC))
+    assertEqual("lag(x) over (order by c)", F.lag("x").over(byC))
+    assertEqual("lead(x, 2, 0) over (order by c)", F.lead("x", 2, 0).over(byC))
+    assertEqual("lag(x, 1) ignore nulls over (order by c)", F.lag("x", 1, undefined, true).over(byC))
+    assertEqual("nth_value(x, 2) ignore nulls over (order by c)", F.nth_value("x", 2, true).over(byC))
+    const frame = (text: string): string => prettyName(parse(`sum(x) over (order by c ${text})`))
+    expect(frame("rows between 2 preceding and 3 following")).toBe(
+      "sum(x) OVER (ORDER BY c ASC NULLS FIRST ROWS BETWEEN 2 PRECEDING AND 3 FOLLOWING)"
+    )
+    expect(frame("rows 1 preceding")).toBe("sum(x) OVER (ORDER BY c ASC NULLS FIRST ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)")
+    expect(frame("range between current row and -2 preceding")).toBe(
+      "sum(x) OVER (ORDER BY c ASC NULLS FIRST RANGE BETWEEN CURRENT ROW AND -2 PRECEDING)"
+    )
+    expect(frame("rows between -1 following and 1 following")).toBe(
+      "sum(x) OVER (ORDER BY c ASC NULLS FIRST ROWS BETWEEN -1 FOLLOWING AND 1 FOLLOWING)"
+    )
+  })
+
+  it("window specifications Spark refuses", () => {
+    const invalid = (text: string): string => {
+      const e = parse(text)
+      expect(e._tag, text).toBe("InvalidExpression")
+      return e._tag === "InvalidExpression" ? e.message : ""
+    }
+    expect(invalid("sum(x) over w")).toBe(
+      "[MISSING_WINDOW_SPECIFICATION] Window specification is not defined in the WINDOW clause for w. For more information about WINDOW clauses, please refer to 'https://spark.apache.org/docs/latest/sql-ref-syntax-qry-select-window.html'. SQLSTATE: 42P20"
+    )
+    expect(invalid("sum(x) over (w)")).toMatch(/^\[MISSING_WINDOW_SPECIFICATION\]/)
+    expect(invalid("row_number(a) over (order by c)")).toMatch(/^\[WRONG_NUM_ARGS.WITHOUT_SUGGESTION\] The `row_number` requires 0/)
+    expect(invalid("lag() over (order by c)")).toMatch(/The `lag` requires \[1, 2, 3\] parameters but the actual number is 0/)
+    // a bound that is not a literal is a parse error, with the bound in the caret
+    const r = parseExpression("sum(x) over (order by c rows between x preceding and current row)")
+    expect(Result.isFailure(r) && r.failure.message).toBe(
+      "Frame bound value must be a literal.\n== SQL (line 1, position 38) ==\nsum(x) over (order by c rows between x preceding and current row)\n                                     ^^^^^^^^^^^\n"
+    )
+  })
+
   it("unsupported constructs fail at the first action, naming the construct", () => {
-    for (const text of ["sum(a) over (partition by b)", "transform(a, x -> x + 1)"]) {
+    for (const text of ["count(a) filter (where b > 1)", "transform(a, x -> x + 1)", "sum(x) over (order by c range interval 1 day preceding)"]) {
       const e = parse(text)
       expect(e._tag, text).toBe("InvalidExpression")
       expect(e._tag === "InvalidExpression" && e.message, text).toMatch(/^\[UNSUPPORTED_FEATURE\]/)

@@ -376,3 +376,76 @@ describe("expression strings in a streaming query", () => {
     )
   )
 })
+
+// The examples of Spark's "Window Functions" page (docs/sql-ref-syntax-qry-select-window.md),
+// written as expression strings over its `employees` table; rows compared by name, since the
+// local engine emits a window's rows partition by partition.
+describe("sql-ref-syntax-qry-select-window: OVER in expression strings", () => {
+  const Employee = Schema.Struct({ name: Schema.String, dept: Schema.String, salary: Schema.Int, age: Schema.Int })
+  const employees = Session.useSync((spark) =>
+    spark.createDataFrame(
+      [
+        { name: "Lisa", dept: "Sales", salary: 10000, age: 35 },
+        { name: "Evan", dept: "Sales", salary: 32000, age: 38 },
+        { name: "Fred", dept: "Engineering", salary: 21000, age: 28 },
+        { name: "Alex", dept: "Sales", salary: 30000, age: 33 },
+        { name: "Tom", dept: "Engineering", salary: 23000, age: 33 },
+        { name: "Jane", dept: "Marketing", salary: 29000, age: 28 },
+        { name: "Jeff", dept: "Marketing", salary: 35000, age: 38 },
+        { name: "Paul", dept: "Engineering", salary: 29000, age: 23 },
+        { name: "Chloe", dept: "Engineering", salary: 23000, age: 25 }
+      ],
+      Employee
+    )
+  )
+  const byName = (rows: ReadonlyArray<Record<string, unknown>>) =>
+    [...rows].sort((a, b) => String(a.name).localeCompare(String(b.name)))
+
+  it.effect("RANK, DENSE_RANK, CUME_DIST and MIN over a window", () =>
+    run(
+      Effect.gen(function* () {
+        const df = (yield* employees).selectExpr(
+          "name",
+          "RANK() OVER (PARTITION BY dept ORDER BY salary) AS rank",
+          "DENSE_RANK() OVER (PARTITION BY dept ORDER BY salary ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS dense_rank",
+          "CUME_DIST() OVER (PARTITION BY dept ORDER BY age RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cume_dist",
+          "MIN(salary) OVER (PARTITION BY dept ORDER BY salary) AS min"
+        )
+        expect(byName(yield* df.collect())).toEqual([
+          { name: "Alex", rank: 2, dense_rank: 2, cume_dist: 1 / 3, min: 10000 },
+          { name: "Chloe", rank: 2, dense_rank: 2, cume_dist: 0.5, min: 21000 },
+          { name: "Evan", rank: 3, dense_rank: 3, cume_dist: 1, min: 10000 },
+          { name: "Fred", rank: 1, dense_rank: 1, cume_dist: 0.75, min: 21000 },
+          { name: "Jane", rank: 1, dense_rank: 1, cume_dist: 0.5, min: 29000 },
+          { name: "Jeff", rank: 2, dense_rank: 2, cume_dist: 1, min: 29000 },
+          { name: "Lisa", rank: 1, dense_rank: 1, cume_dist: 2 / 3, min: 10000 },
+          { name: "Paul", rank: 4, dense_rank: 3, cume_dist: 0.25, min: 21000 },
+          { name: "Tom", rank: 2, dense_rank: 2, cume_dist: 1, min: 21000 }
+        ])
+      })
+    )
+  )
+
+  it.effect("LAG and LEAD with a default, and an unaliased name as Spark gives it", () =>
+    run(
+      Effect.gen(function* () {
+        const df = (yield* employees)
+          .filter("dept <> 'Engineering'")
+          .selectExpr(
+            "name",
+            "LAG(salary) OVER (PARTITION BY dept ORDER BY salary) AS lag",
+            "LEAD(salary, 1, 0) OVER (PARTITION BY dept ORDER BY salary)"
+          )
+        const lead = "lead(salary, 1, 0) OVER (PARTITION BY dept ORDER BY salary ASC NULLS FIRST ROWS BETWEEN 1 FOLLOWING AND 1 FOLLOWING)"
+        expect(df.columns).toEqual(["name", "lag", lead])
+        expect(byName(yield* df.collect())).toEqual([
+          { name: "Alex", lag: 10000, [lead]: 32000 },
+          { name: "Evan", lag: 30000, [lead]: 0 },
+          { name: "Jane", lag: null, [lead]: 35000 },
+          { name: "Jeff", lag: 29000, [lead]: 0 },
+          { name: "Lisa", lag: null, [lead]: 30000 }
+        ])
+      })
+    )
+  )
+})
