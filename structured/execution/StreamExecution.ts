@@ -24,7 +24,7 @@ import { Cause, Clock, Deferred, Effect, Exit, Fiber, type Scope } from "effect"
 import * as PlanOutput from "../../core/analysis/PlanOutput.ts"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import type * as T from "../../core/DataType.ts"
-import { errorClassOf, errorNameOf, exceptionString, messageOf, StreamingQueryError } from "../../core/Errors.ts"
+import { ConnectorError, errorClassOf, errorNameOf, exceptionString, messageOf, StreamingQueryError } from "../../core/Errors.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import type { OutputMode, Sink } from "../../core/Streaming.ts"
 import type { Trigger } from "../../core/Trigger.ts"
@@ -106,6 +106,8 @@ export abstract class StreamExecution<S extends StoppableSource, C extends Execu
   protected readonly watermarkNodesPreOrder: ReadonlyArray<EventTimeWatermarkExec>
   /** The error the query failed with, once it has. */
   protected error: StreamingQueryError | null = null
+  /** The message of what failed the query (the status reports it). */
+  private failureMessage = ""
   protected active = true
 
   #fiber: Fiber.Fiber<void, never> | undefined
@@ -206,12 +208,20 @@ export abstract class StreamExecution<S extends StoppableSource, C extends Execu
       if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
         const failure = Cause.squash(exit.cause)
         const details = this.failureDetails()
+        this.failureMessage = messageOf(failure)
         this.error = new StreamingQueryError({
           message: `Query ${this.prettyIdString()} terminated with exception: ${messageOf(failure)}`,
           queryId: this.id,
           runId: this.runId,
           ...details,
-          cause: failure
+          // Spark's `runStream` does not expose a `ForeachUserFuncException`: the query error's
+          // cause is the user's own exception (its message still names the error class)
+          cause:
+            failure instanceof ConnectorError &&
+            failure.errorClass === "FOREACH_USER_FUNCTION_ERROR" &&
+            failure.cause !== undefined
+              ? failure.cause
+              : failure
         })
         // Spark's `StreamExecution.runStream`: `logError(s"Query $prettyIdString terminated with
         // error", e)`, so a query failing in the background is heard even without a listener.
@@ -230,7 +240,7 @@ export abstract class StreamExecution<S extends StoppableSource, C extends Execu
       this.active = false
       // Spark's `StreamExecution.runStream`: "Stopped" after a normal end, the failure otherwise.
       this.reporter.statusMessage =
-        this.error === null ? "Stopped" : `Terminated with exception: ${messageOf(this.error.cause)}`
+        this.error === null ? "Stopped" : `Terminated with exception: ${this.failureMessage}`
       this.reporter.isTriggerActive = false
       this.reporter.isDataAvailable = false
       // Spark's `stopSources`: a source (or sink) that fails to stop is logged and the others
