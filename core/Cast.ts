@@ -11,15 +11,13 @@
 import * as T from "./DataType.ts"
 import { formatDouble } from "./ExpressionName.ts"
 import * as DT from "./functions/DateTimeUtils.ts"
+import * as L from "./Long.ts"
 
 /** Converts one internal value; null (or undefined) in, null out. */
 export type CastFunction = (v: unknown) => unknown
 
 const INT_MIN = -2147483648
 const INT_MAX = 2147483647
-// ±2^63: the nearest doubles to Long.MinValue and Long.MaxValue
-const LONG_MIN = -(2 ** 63)
-const LONG_MAX = 2 ** 63
 
 /**
  * Whether Spark can cast `from` to `to` (Spark's `Cast.canCast` for the types tributary has).
@@ -94,19 +92,14 @@ export const doubleToInt = (d: number): number => {
   return Math.trunc(d) | 0
 }
 
-/** Java's `(long)` of a double: truncation toward zero, saturating, NaN to 0 (kept as a JS number). */
-export const doubleToLong = (d: number): number => {
-  if (d !== d) return 0
-  if (d >= LONG_MAX) return LONG_MAX
-  if (d <= LONG_MIN) return LONG_MIN
-  return Math.trunc(d) + 0
-}
+/** Java's `(long)` of a double: truncation toward zero, saturating, NaN to 0 (an exact long). */
+export const doubleToLong = (d: number): L.Long => L.fromDouble(d)
 
 /** Java's `(int)` of a long: the low 32 bits. */
-export const longToInt = (l: number): number => {
-  if (l >= INT_MIN && l <= INT_MAX) return l
-  if (Number.isSafeInteger(l)) return Number(BigInt.asIntN(32, BigInt(l)))
-  return Number(BigInt.asIntN(32, BigInt(Math.trunc(l))))
+export const longToInt = (l: L.Long): number => {
+  if (typeof l === "number" && l >= INT_MIN && l <= INT_MAX) return l
+  if (typeof l === "number" && !Number.isSafeInteger(l)) return Number(BigInt.asIntN(32, BigInt(Math.trunc(l))))
+  return L.toInt(l)
 }
 
 const isWs = (c: number): boolean => c <= 32
@@ -117,6 +110,17 @@ const isWs = (c: number): boolean => c <= 32
  * malformed or out of range.
  */
 const parseIntegral = (s: string, min: number, max: number): number | null => {
+  const r = parseIntegralDigits(s)
+  if (r === null) return null
+  if (typeof r === "bigint") return null
+  return r < min || r > max ? null : r
+}
+
+/**
+ * The trimmed, sign-and-digits part of `s` as Spark's `UTF8String.toLong` reads it (a fraction
+ * after `.` is dropped), as an exact long; null when malformed or outside the long range.
+ */
+const parseIntegralDigits = (s: string): L.Long | null => {
   let a = 0
   let b = s.length
   while (a < b && isWs(s.charCodeAt(a))) a++
@@ -130,6 +134,7 @@ const parseIntegral = (s: string, min: number, max: number): number | null => {
     i++
     if (i === b) return null
   }
+  const digitsStart = i
   let result = 0
   for (; i < b; i++) {
     const c = s.charCodeAt(i)
@@ -137,6 +142,7 @@ const parseIntegral = (s: string, min: number, max: number): number | null => {
     if (c < 48 || c > 57) return null
     result = result * 10 + (c - 48)
   }
+  const digitsEnd = i
   if (i < b) {
     // after the separator only digits may follow
     for (i = i + 1; i < b; i++) {
@@ -145,14 +151,14 @@ const parseIntegral = (s: string, min: number, max: number): number | null => {
     }
   }
   const v = negative ? -result : result
-  if (Number.isSafeInteger(v)) return v < min || v > max ? null : v + 0
+  if (Number.isSafeInteger(v)) return v + 0
   // Beyond 2^53 the digits were accumulated inexactly: settle the range of longs with BigInt
-  if (max !== LONG_MAX) return null
-  const digits = s.slice(a, b).split(".")[0].replace(/^\+/, "")
-  const big = BigInt(digits === "-" || digits === "" ? "0" : digits)
-  if (big < -9223372036854775808n || big > 9223372036854775807n) return null
-  return Number(big)
+  const digits = s.slice(digitsStart, digitsEnd)
+  return L.parseDigits(negative ? `-${digits}` : digits)
 }
+
+/** Spark's string to long (non-ANSI `UTF8String.toLong`): exact over Java's range, null outside it. */
+export const parseLong = (s: string): L.Long | null => parseIntegralDigits(s)
 
 const javaDoubleRe = /^[+-]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?)$/
 
@@ -219,7 +225,7 @@ const integralToBinary =
     const out = new Uint8Array(width)
     const view = new DataView(out.buffer)
     if (width === 4) view.setInt32(0, v as number)
-    else view.setBigInt64(0, BigInt(Math.trunc(v as number)))
+    else view.setBigInt64(0, L.toBigInt(v as L.Long))
     return out
   }
 
@@ -356,7 +362,7 @@ const convert = (from: T.DataType, to: T.DataType, nowMs: number | undefined): C
     case "long":
       switch (from._tag) {
         case "string":
-          return (v) => parseIntegral(v as string, LONG_MIN, LONG_MAX)
+          return (v) => parseIntegralDigits(v as string)
         case "boolean":
           return (v) => (v ? 1 : 0)
         case "integer":
@@ -378,8 +384,9 @@ const convert = (from: T.DataType, to: T.DataType, nowMs: number | undefined): C
         case "boolean":
           return (v) => (v ? 1 : 0)
         case "integer":
-        case "long":
           return identity
+        case "long":
+          return (v) => L.toDouble(v as L.Long)
         case "timestamp":
           return (v) => (v as number) / 1000
         case "date":
@@ -399,14 +406,15 @@ const convert = (from: T.DataType, to: T.DataType, nowMs: number | undefined): C
           // Spark: true is 1 microsecond after the epoch; at millisecond precision that is the epoch
           return () => 0
         case "integer":
-        case "long":
           return (v) => (v as number) * 1000
+        case "long":
+          return (v) => L.toDouble(v as L.Long) * 1000
         case "double":
           // Spark: (d * MICROS_PER_SECOND).toLong; kept at millisecond precision (floor)
           return (v) => {
             const d = v as number
             if (!Number.isFinite(d)) return null
-            return Math.floor(doubleToLong(d * 1_000_000) / 1000)
+            return Math.floor(L.toDouble(doubleToLong(d * 1_000_000)) / 1000)
           }
         case "date":
           return (v) => (v as number) * DT.MS_PER_DAY

@@ -11,6 +11,7 @@ import type { DataType } from "./DataType.ts"
 import * as T from "./DataType.ts"
 import * as E from "./Expression.ts"
 import { prettyName } from "./ExpressionName.ts"
+import * as L from "./Long.ts"
 
 /** Values a column method accepts where Spark accepts a literal. */
 export type Primitive = string | number | boolean | Date | null | Uint8Array
@@ -268,7 +269,7 @@ export const lit = <const V extends Primitive | ReadonlyArray<unknown>>(value: V
     value instanceof Date
       ? value.getTime()
       : typeof value === "bigint"
-        ? Number(value)
+        ? L.fromBigInt(value)
         : value === undefined
           ? null
           : // -0 is an integer to JavaScript, so lit(-0.0) is an int literal, and an int has no

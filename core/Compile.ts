@@ -15,6 +15,7 @@ import { castFunction, forceNullable } from "./Cast.ts"
 import * as T from "./DataType.ts"
 import type * as E from "./Expression.ts"
 import * as O from "./Ordering.ts"
+import * as L from "./Long.ts"
 import type { InternalRow } from "./Row.ts"
 import { type Evaluator, lookup } from "./functions/Registry.ts"
 
@@ -202,8 +203,9 @@ const arithmetic = (op: E.ArithmeticOp, t: T.DataType, l: Evaluator, r: Evaluato
       return (x as number) / y
     }
   }
+  if (t._tag === "long") return longArithmetic(op, l, r)
   if (op === "%") {
-    const normalize = t._tag === "integer" ? (v: number) => v | 0 : t._tag === "long" ? (v: number) => v + 0 : undefined
+    const normalize = t._tag === "integer" ? (v: number) => v | 0 : undefined
     if (normalize !== undefined) {
       return (row) => {
         const x = l(row)
@@ -247,15 +249,6 @@ const arithmetic = (op: E.ArithmeticOp, t: T.DataType, l: Evaluator, r: Evaluato
         }
     }
   }
-  if (t._tag === "long" && op === "*") {
-    // + 0: a negative long times zero is 0 in Java, -0 in JavaScript (found by the differential suite)
-    return (row) => {
-      const x = l(row)
-      if (x == null) return null
-      const y = r(row)
-      return y == null ? null : (x as number) * (y as number) + 0
-    }
-  }
   switch (op) {
     case "+":
       return (row) => {
@@ -278,6 +271,26 @@ const arithmetic = (op: E.ArithmeticOp, t: T.DataType, l: Evaluator, r: Evaluato
         const y = r(row)
         return y == null ? null : (x as number) * (y as number)
       }
+  }
+}
+
+/** Exact long arithmetic with Java's wrap-around (`core/Long.ts`); `%` by 0 is null (non-ANSI). */
+const longArithmetic = (op: "+" | "-" | "*" | "%", l: Evaluator, r: Evaluator): Evaluator => {
+  const f = op === "+" ? L.add : op === "-" ? L.subtract : op === "*" ? L.multiply : undefined
+  if (f !== undefined) {
+    return (row) => {
+      const x = l(row)
+      if (x == null) return null
+      const y = r(row)
+      return y == null ? null : f(x as L.Long, y as L.Long)
+    }
+  }
+  return (row) => {
+    const x = l(row)
+    if (x == null) return null
+    const y = r(row)
+    if (y == null || y === 0) return null
+    return L.remainder(x as L.Long, y as L.Long)
   }
 }
 
@@ -450,11 +463,16 @@ const build = (e: E.Expression, input: ReadonlyArray<E.AttributeReference>, ctx:
                     const x = a(row)
                     return x == null ? null : -(x as number)
                   }
-                : (row) => {
-                    const x = a(row)
-                    // 0 - x so that a long zero stays 0, not -0
-                    return x == null ? null : 0 - (x as number)
-                  }
+                : t._tag === "long"
+                  ? (row) => {
+                      const x = a(row)
+                      return x == null ? null : L.negate(x as L.Long)
+                    }
+                  : (row) => {
+                      const x = a(row)
+                      // 0 - x so that a zero stays 0, not -0
+                      return x == null ? null : 0 - (x as number)
+                    }
           break
         }
         case "not":

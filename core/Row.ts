@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import type { DataType, StructType } from "./DataType.ts"
+import { fromBigInt } from "./Long.ts"
 
 export type InternalRow = ReadonlyArray<unknown>
 
@@ -44,9 +45,14 @@ const dateToInternal = (v: unknown): unknown => {
   return null
 }
 
+// a user's bigint becomes the canonical long: a number when safe (core/Long.ts)
+const longToInternal = (v: unknown): unknown => (v === undefined ? null : typeof v === "bigint" ? fromBigInt(v) : v)
+
 /** Builds the converter from external values of `t` to internal ones. */
 export const toInternal = (t: DataType): ToInternal => {
   switch (t._tag) {
+    case "long":
+      return longToInternal
     case "timestamp":
       return timestampToInternal
     case "date":

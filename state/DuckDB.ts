@@ -19,6 +19,7 @@ import {
 } from "@duckdb/node-api"
 import { Effect, type Scope } from "effect"
 import * as T from "../core/DataType.ts"
+import * as Long from "../core/Long.ts"
 import type { InternalRow } from "../core/Row.ts"
 
 /** A DuckDB failure, before the caller turns it into its own typed error. */
@@ -99,7 +100,7 @@ export const sparkTypeOf = (t: DuckDBType): T.DataType => {
       return T.TimestampType
     case "INTERVAL":
       return T.CalendarIntervalType
-    case "\"NULL\"":
+    case '"NULL"':
     case "NULL":
       return T.NullType
   }
@@ -147,8 +148,11 @@ export const duckTypeOf = (t: T.DataType): string => {
 /** Converts one value read from DuckDB (JS form) to the internal value of Spark type `t`. */
 export const fromDuck = (t: T.DataType): ((v: unknown) => unknown) => {
   switch (t._tag) {
-    case "integer":
     case "long":
+      // exact: a number while safe, a bigint beyond (core/Long.ts)
+      return (v) =>
+        v === null || v === undefined ? null : typeof v === "bigint" ? Long.fromBigInt(v) : Long.normalize(Number(v))
+    case "integer":
     case "double":
       return (v) => (v === null || v === undefined ? null : typeof v === "bigint" ? Number(v) : Number(v))
     case "timestamp":
@@ -189,11 +193,13 @@ export const fromDuck = (t: T.DataType): ((v: unknown) => unknown) => {
   }
 }
 
+const toBigIntLong = (v: unknown): bigint => (typeof v === "bigint" ? v : BigInt(Math.trunc(v as number)))
+
 /** Converts an internal value of Spark type `t` to a DuckDB value for parameters and appenders. */
 export const toDuck = (t: T.DataType): ((v: unknown) => DuckDBValue) => {
   switch (t._tag) {
     case "long":
-      return (v) => (v === null || v === undefined ? null : BigInt(Math.trunc(v as number)))
+      return (v) => (v === null || v === undefined ? null : toBigIntLong(v))
     case "timestamp":
       return (v) =>
         v === null || v === undefined ? null : new DuckDBTimestampValue(BigInt(Math.round((v as number) * 1000)))
@@ -214,8 +220,7 @@ const appendValue = (t: T.DataType) => {
     case "integer":
       return (a: AppenderLike, v: unknown) => (v === null ? a.appendNull() : a.appendInteger(v as number))
     case "long":
-      return (a: AppenderLike, v: unknown) =>
-        v === null ? a.appendNull() : a.appendBigInt(BigInt(Math.trunc(v as number)))
+      return (a: AppenderLike, v: unknown) => (v === null ? a.appendNull() : a.appendBigInt(toBigIntLong(v)))
     case "double":
       return (a: AppenderLike, v: unknown) => (v === null ? a.appendNull() : a.appendDouble(v as number))
     case "string":

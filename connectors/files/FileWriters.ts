@@ -418,7 +418,7 @@ const PARQUET_CODECS: Readonly<Record<string, readonly [string, string]>> = {
 const duckValue = (t: T.DataType): ((v: unknown) => DuckDBValue) => {
   switch (t._tag) {
     case "long":
-      return (v) => BigInt(Math.trunc(v as number))
+      return (v) => (typeof v === "bigint" ? v : BigInt(v as number))
     case "timestamp":
       return (v) => new DuckDBTimestampValue(BigInt(Math.round((v as number) * 1000)))
     case "date":

@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as T from "../../core/DataType.ts"
+import * as Long from "../../core/Long.ts"
 import { javaTrim } from "../OptionParsing.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -29,12 +30,10 @@ export const javaParseInt = (s: string): number | null => {
 }
 
 /** Java's `Long.parseLong` (ASCII digits): `null` when it would throw. */
-export const javaParseLong = (s: string): number | null => {
+export const javaParseLong = (s: string): Long.Long | null => {
   if (!integerRe.test(s)) return null
-  if (s.length <= 16) return Number(s) + 0
-  const b = BigInt(s)
-  if (b < -9223372036854775808n || b > 9223372036854775807n) return null
-  return Number(b)
+  // exact: a number while safe, a bigint beyond (core/Long.ts)
+  return Long.parseDigits(s)
 }
 
 const decimalDoubleRe = /^[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?)$/

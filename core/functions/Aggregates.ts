@@ -43,6 +43,7 @@ import type { DataType } from "../DataType.ts"
 import type { CalendarInterval } from "../Durations.ts"
 import type { AggregateFunction, AggregateName, Expression } from "../Expression.ts"
 import { prettyName } from "../ExpressionName.ts"
+import * as Long from "../Long.ts"
 import * as Ordering from "../Ordering.ts"
 import type { InternalRow } from "../Row.ts"
 import * as HLL from "./HyperLogLogPlusPlus.ts"
@@ -461,6 +462,16 @@ export const decodeNumber = (j: unknown): number => {
   return Number(j)
 }
 
+/** A long as JSON: a number when it is safe, its decimal digits as a string beyond (exact). */
+export const encodeLong = (v: Long.Long): number | string => (typeof v === "bigint" ? v.toString() : v)
+
+/** The inverse of `encodeLong` (a number written before longs were exact is read as it is). */
+export const decodeLong = (j: unknown): Long.Long =>
+  typeof j === "string" ? Long.fromBigInt(BigInt(j)) : typeof j === "bigint" ? Long.fromBigInt(j) : (j as number)
+
+const encodeLongOrNull = (v: unknown): unknown => (v === null || v === undefined ? null : encodeLong(v as Long.Long))
+const decodeLongOrNull = (j: unknown): unknown => (j === null || j === undefined ? null : decodeLong(j))
+
 const codecError = (what: string, j: unknown): Error =>
   new Error(`aggregate buffer: cannot decode ${what} from ${JSON.stringify(j)?.slice(0, 80)}`)
 
@@ -469,8 +480,9 @@ export const valueToJSON = (t: DataType): ((v: unknown) => unknown) => {
   switch (t._tag) {
     case "null":
       return () => null
-    case "integer":
     case "long":
+      return encodeLongOrNull
+    case "integer":
     case "double":
     case "timestamp":
     case "date":
@@ -516,8 +528,9 @@ export const valueFromJSON = (t: DataType): ((j: unknown) => unknown) => {
   switch (t._tag) {
     case "null":
       return () => null
-    case "integer":
     case "long":
+      return decodeLongOrNull
+    case "integer":
     case "double":
     case "timestamp":
     case "date":
@@ -624,59 +637,41 @@ const countImpl = (args: ReadonlyArray<Evaluator>): AggregateImpl => {
 
 // sum -----------------------------------------------------------------------------------------
 
-/** `[sum, hasValue, wrapped]`: `wrapped` takes over once the sum leaves the safe integers. */
-type LongSumBuffer = [sum: number, has: number, wrapped: bigint | null]
-
-const toBigInt = (v: number): bigint => (Number.isFinite(v) ? BigInt(Math.trunc(v)) : 0n)
+/** `[sum, hasValue]`: the running sum is an exact long that wraps as Java's long addition does. */
+type LongSumBuffer = [sum: Long.Long, has: number]
 
 const longSumImpl = (arg: Evaluator): AggregateImpl => ({
   resultType: T.LongType,
-  init: (): LongSumBuffer => [0, 0, null],
+  init: (): LongSumBuffer => [0, 0],
   update: (b, row) => {
     const v = arg(row)
     if (v === null || v === undefined) return b
     const buf = b as LongSumBuffer
     buf[1] = 1
-    if (buf[2] !== null) buf[2] = BigInt.asIntN(64, buf[2] + toBigInt(v as number))
-    else {
-      const s = buf[0] + (v as number)
-      if (Number.isSafeInteger(s)) buf[0] = s
-      // Java's long addition wraps (Spark's sum without ANSI mode); BigInt does it exactly.
-      else buf[2] = BigInt.asIntN(64, toBigInt(buf[0]) + toBigInt(v as number))
-    }
+    // Java's long addition wraps (Spark's sum without ANSI mode)
+    buf[0] = Long.add(buf[0], v as Long.Long)
     return b
   },
   merge: (a, b) => {
     const x = a as LongSumBuffer
     const y = b as LongSumBuffer
     if (y[1] === 0) return a
-    if (x[1] === 0) {
-      x[0] = y[0]
-      x[1] = 1
-      x[2] = y[2]
-      return a
-    }
-    if (x[2] === null && y[2] === null) {
-      const s = x[0] + y[0]
-      if (Number.isSafeInteger(s)) {
-        x[0] = s
-        return a
-      }
-    }
-    x[2] = BigInt.asIntN(64, (x[2] ?? toBigInt(x[0])) + (y[2] ?? toBigInt(y[0])))
+    x[0] = x[1] === 0 ? y[0] : Long.add(x[0], y[0])
+    x[1] = 1
     return a
   },
   evaluate: (b) => {
     const buf = b as LongSumBuffer
-    return buf[1] === 0 ? null : buf[2] !== null ? Number(buf[2]) : buf[0]
+    return buf[1] === 0 ? null : buf[0]
   },
   toJSON: (b) => {
     const buf = b as LongSumBuffer
-    return [buf[0], buf[1], buf[2] === null ? null : buf[2].toString()]
+    return [encodeLong(buf[0]), buf[1]]
   },
   fromJSON: (j): LongSumBuffer => {
-    const [s, has, w] = j as [number, number, string | null]
-    return [s, has, w === null ? null : BigInt(w)]
+    // [sum, has] or, as written before, [sum, has, wrapped digits or null]
+    const [s, has, w] = j as [unknown, number, string | null | undefined]
+    return [typeof w === "string" ? Long.fromBigInt(BigInt(w)) : decodeLong(s), has]
   }
 })
 
@@ -720,7 +715,8 @@ const avgImpl = (arg: Evaluator): AggregateImpl => ({
     const v = arg(row)
     if (v !== null && v !== undefined) {
       const buf = b as AvgBuffer
-      buf[0] += v as number
+      // Spark's Average sums a long input as a double
+      buf[0] += typeof v === "bigint" ? Number(v) : (v as number)
       buf[1]++
     }
     return b

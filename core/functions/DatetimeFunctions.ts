@@ -13,6 +13,7 @@
 import { nullableOf } from "../Compile.ts"
 import * as T from "../DataType.ts"
 import type { Expression } from "../Expression.ts"
+import * as Long from "../Long.ts"
 import { callName, define, invalid, literalValue, memoizeLast } from "./Define.ts"
 import * as DT from "./DateTimeUtils.ts"
 import { register, type Resolution, type ScalarFunctionDef } from "./Registry.ts"
@@ -445,13 +446,18 @@ register(
     strict: (info) =>
       info.argTypes[0]._tag === "double"
         ? (d: number) => (Number.isFinite(d) ? Math.floor(Math.trunc(d * 1_000_000) / 1000) : null)
-        : (n: number) => n * 1000
+        : (n: Long.Long) => Long.toDouble(n) * 1000
   }),
-  define({ name: "timestamp_millis", inputs: [L], result: TS, strict: () => (n: number) => n }),
-  define({ name: "timestamp_micros", inputs: [L], result: TS, strict: () => (n: number) => Math.floor(n / 1000) }),
+  define({ name: "timestamp_millis", inputs: [L], result: TS, strict: () => (n: Long.Long) => Long.toDouble(n) }),
+  define({
+    name: "timestamp_micros",
+    inputs: [L],
+    result: TS,
+    strict: () => (n: Long.Long) => Math.floor(Long.toDouble(n) / 1000)
+  }),
   define({ name: "unix_seconds", inputs: [TS], result: L, strict: () => (ms: number) => Math.floor(ms / 1000) }),
   define({ name: "unix_millis", inputs: [TS], result: L, strict: () => (ms: number) => ms }),
-  define({ name: "unix_micros", inputs: [TS], result: L, strict: () => (ms: number) => ms * 1000 }),
+  define({ name: "unix_micros", inputs: [TS], result: L, strict: () => (ms: number) => Long.multiply(ms, 1000) }),
   define({ name: "unix_date", inputs: [DATE], result: I, strict: () => (d: number) => d }),
   define({ name: "date_from_unix_date", inputs: [I], result: DATE, strict: () => (d: number) => d }),
   define({

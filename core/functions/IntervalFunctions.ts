@@ -17,6 +17,8 @@ import * as T from "../DataType.ts"
 import type { CalendarInterval } from "../Durations.ts"
 import type { Expression } from "../Expression.ts"
 import { prettyName } from "../ExpressionName.ts"
+import * as L from "../Long.ts"
+import type { Long } from "../Long.ts"
 import { define, invalid } from "./Define.ts"
 import * as DT from "./DateTimeUtils.ts"
 import { register } from "./Registry.ts"
@@ -299,53 +301,27 @@ const integralInputs = (sym: string) => (argTypes: ReadonlyArray<T.DataType>, ar
   return argTypes.map(() => t)
 }
 
-const longBits = (f: (a: bigint, b: bigint) => bigint) => (a: number, b: number) =>
-  Number(BigInt.asIntN(64, f(BigInt(Math.trunc(a)), BigInt(Math.trunc(b)))))
-
-const bitwise = (
-  name: string,
-  sym: string,
-  int: (a: number, b: number) => number,
-  long: (a: bigint, b: bigint) => bigint
-) =>
+const bitwise = (name: string, sym: string, int: (a: number, b: number) => number, long: (a: Long, b: Long) => Long) =>
   define({
     name,
     inputs: integralInputs(sym),
     minArgs: 2,
     maxArgs: 2,
     result: (types) => types[0],
-    strict: (info) => (info.resultType._tag === "long" ? longBits(long) : int)
+    strict: (info) => (info.resultType._tag === "long" ? long : int)
   })
 
 register(
-  bitwise(
-    "bitwise_and",
-    "&",
-    (a, b) => a & b,
-    (a, b) => a & b
-  ),
-  bitwise(
-    "bitwise_or",
-    "|",
-    (a, b) => a | b,
-    (a, b) => a | b
-  ),
-  bitwise(
-    "bitwise_xor",
-    "^",
-    (a, b) => a ^ b,
-    (a, b) => a ^ b
-  ),
+  bitwise("bitwise_and", "&", (a, b) => a & b, L.and),
+  bitwise("bitwise_or", "|", (a, b) => a | b, L.or),
+  bitwise("bitwise_xor", "^", (a, b) => a ^ b, L.xor),
   define({
     name: "bitwise_not",
     inputs: integralInputs("~"),
     minArgs: 1,
     maxArgs: 1,
     result: (types) => types[0],
-    strict: (info) =>
-      info.resultType._tag === "long"
-        ? (a: number) => Number(BigInt.asIntN(64, ~BigInt(Math.trunc(a))))
-        : (a: number) => ~a
+    strict: (info) => (info.resultType._tag === "long" ? L.not : (a: number) => ~a)
   }),
   // Spark's IntegralDivide (non-ANSI): bigint, toward zero, null for a zero divisor
   define({
@@ -353,17 +329,12 @@ register(
     inputs: [T.LongType, T.LongType],
     result: T.LongType,
     nullable: "always",
-    strict: () => (a: number, b: number) => (b === 0 ? null : Math.trunc(a / b) + 0)
+    strict: () => (a: Long, b: Long) => (b === 0 ? null : L.divide(a, b))
   })
 )
 
 /** Java's shifts: an int by the amount's low 5 bits, a bigint by its low 6 (Spark's ShiftLeft, …). */
-const shift = (
-  name: string,
-  sym: string,
-  int: (a: number, n: number) => number,
-  long: (a: bigint, n: bigint) => bigint
-) =>
+const shift = (name: string, sym: string, int: (a: number, n: number) => number, long: (a: Long, n: number) => Long) =>
   define({
     name,
     inputs: (argTypes, args) => {
@@ -379,30 +350,11 @@ const shift = (
     minArgs: 2,
     maxArgs: 2,
     result: (types) => types[0],
-    strict: (info) =>
-      info.resultType._tag === "long"
-        ? (a: number, n: number) =>
-            Number(BigInt.asIntN(64, long(BigInt.asIntN(64, BigInt(Math.trunc(a))), BigInt(n & 63))))
-        : (a: number, n: number) => int(a, n & 31)
+    strict: (info) => (info.resultType._tag === "long" ? long : (a: number, n: number) => int(a, n & 31))
   })
 
 register(
-  shift(
-    "shift_left",
-    "<<",
-    (a, n) => a << n,
-    (a, n) => a << n
-  ),
-  shift(
-    "shift_right",
-    ">>",
-    (a, n) => a >> n,
-    (a, n) => a >> n
-  ),
-  shift(
-    "shift_right_unsigned",
-    ">>>",
-    (a, n) => (a >>> n) | 0,
-    (a, n) => BigInt.asUintN(64, a) >> n
-  )
+  shift("shift_left", "<<", (a, n) => a << n, L.shiftLeft),
+  shift("shift_right", ">>", (a, n) => a >> n, L.shiftRight),
+  shift("shift_right_unsigned", ">>>", (a, n) => (a >>> n) | 0, L.shiftRightUnsigned)
 )

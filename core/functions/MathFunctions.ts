@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { doubleToLong } from "../Cast.ts"
+import * as Long from "../Long.ts"
 import { nullableOf } from "../Compile.ts"
 import * as T from "../DataType.ts"
 import type { Expression } from "../Expression.ts"
@@ -195,6 +196,24 @@ const roundIntegral = (x: number, scale: number, mode: RoundingMode): number => 
   return m * factor + 0
 }
 
+/** Rounds a long to a negative scale exactly (Spark rounds a BigDecimal and takes `longValue`). */
+const roundLong = (x: Long.Long, scale: number, mode: RoundingMode): Long.Long => {
+  if (scale >= 0) return x
+  if (typeof x === "number" && Math.abs(x) < 2 ** 52 && -scale <= 15) return roundIntegral(x, scale, mode)
+  if (-scale > 18) return 0
+  const b = Long.toBigInt(x)
+  const factor = 10n ** BigInt(-scale)
+  const q = b / factor
+  const r = b - q * factor
+  const twice = (r < 0n ? -r : r) * 2n
+  let up: boolean
+  if (twice > factor) up = true
+  else if (twice < factor) up = false
+  else up = mode === "HALF_UP" || (q < 0n ? -q : q) % 2n === 1n
+  const m = up ? q + (b < 0n ? -1n : 1n) : q
+  return Long.fromBigInt(m * factor)
+}
+
 const roundFunction = (name: string, mode: RoundingMode): ScalarFunctionDef => {
   const def = define({
     name,
@@ -209,7 +228,7 @@ const roundFunction = (name: string, mode: RoundingMode): ScalarFunctionDef => {
         case "integer":
           return (x: number, scale = 0) => roundIntegral(x, scale, mode) | 0
         case "long":
-          return (x: number, scale = 0) => roundIntegral(x, scale, mode)
+          return (x: Long.Long, scale = 0) => roundLong(x, scale, mode)
         default:
           return (x: number, scale = 0) => roundDouble(x, scale, mode)
       }
@@ -280,8 +299,12 @@ const extremum = (name: string, greatest: boolean): ScalarFunctionDef => ({
   }
 })
 
-const FACTORIALS: Array<number> = [1]
-for (let i = 1; i <= 20; i++) FACTORIALS.push(FACTORIALS[i - 1] * i)
+// exact: 19! and 20! are beyond 2^53
+const FACTORIALS: Array<Long.Long> = [1]
+for (let i = 1, f = 1n; i <= 20; i++) {
+  f *= BigInt(i)
+  FACTORIALS.push(Long.fromBigInt(f))
+}
 
 const numericResult = (types: ReadonlyArray<T.DataType>): T.DataType => types[0]
 
@@ -303,13 +326,20 @@ register(
       info.argTypes[0]._tag === "integer"
         ? // Java: Math.abs(Int.MinValue) is Int.MinValue
           (x: number) => Math.abs(x) | 0
-        : (x: number) => Math.abs(x)
+        : info.argTypes[0]._tag === "long"
+          ? Long.abs
+          : (x: number) => Math.abs(x)
   }),
   define({
     name: "negative",
     inputs: ["numeric"],
     result: numericResult,
-    strict: (info) => (info.argTypes[0]._tag === "integer" ? (x: number) => -x | 0 : (x: number) => 0 - x)
+    strict: (info) =>
+      info.argTypes[0]._tag === "integer"
+        ? (x: number) => -x | 0
+        : info.argTypes[0]._tag === "long"
+          ? Long.negate
+          : (x: number) => 0 - x
   }),
   define({ name: "positive", inputs: ["numeric"], result: numericResult, strict: () => (x: number) => x }),
   roundFunction("round", "HALF_UP"),
@@ -382,7 +412,7 @@ register(
     name: "bin",
     inputs: [T.LongType],
     result: T.StringType,
-    strict: () => (n: number) => BigInt.asUintN(64, BigInt(Math.trunc(n))).toString(2)
+    strict: () => (n: Long.Long) => BigInt.asUintN(64, Long.toBigInt(n)).toString(2)
   }),
   define({
     name: "pmod",
@@ -395,6 +425,7 @@ register(
       // Spark's Pmod keeps a double remainder's sign: pmod(-3.0, 1.5) is -0.0 (issue #21,
       // deviation 9); integral results have no -0.
       const t = info.argTypes[0]._tag
+      if (t === "long") return (a: Long.Long, n: Long.Long) => (n === 0 ? null : Long.pmod(a, n))
       const wrap = t === "integer" ? (v: number) => v | 0 : t === "double" ? (v: number) => v : (v: number) => v + 0
       return (a: number, n: number) => {
         if (n === 0) return null

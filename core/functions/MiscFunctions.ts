@@ -47,7 +47,11 @@ const murmur3LongHalves = (high: number, low: number, seed: number): number =>
   fmix(mixH1(mixH1(seed, mixK1(low)), mixK1(high)), 8)
 
 /** `Murmur3_x86_32.hashLong` of an integral JS number. */
-export const murmur3Long = (v: number, seed: number): number => {
+export const murmur3Long = (v: number | bigint, seed: number): number => {
+  if (typeof v === "bigint") {
+    const b = BigInt.asUintN(64, v)
+    return murmur3LongHalves(Number(b >> 32n) | 0, Number(b & 0xffffffffn) | 0, seed)
+  }
   if (Number.isSafeInteger(v)) {
     const high = Math.floor(v / 4294967296)
     return murmur3LongHalves(high | 0, (v - high * 4294967296) | 0, seed)
@@ -108,7 +112,7 @@ const nonNullHasher = (t: T.DataType): Murmur3Hasher => {
     case "date":
       return (v, seed) => murmur3Int(v as number, seed)
     case "long":
-      return (v, seed) => murmur3Long(v as number, seed)
+      return (v, seed) => murmur3Long(v as number | bigint, seed)
     case "timestamp":
       // Spark hashes timestamps as microseconds
       return (v, seed) => murmur3Long((v as number) * 1000, seed)
@@ -183,7 +187,7 @@ const hash: ScalarFunctionDef = {
   }
 }
 
-/** `xxhash64(a, b, …)`: Spark's 64-bit xxHash with seed 42, as a bigint column (a JS number, so beyond 2^53 it is rounded). */
+/** `xxhash64(a, b, …)`: Spark's 64-bit xxHash with seed 42, an exact long (`core/Long.ts`). */
 const xxhash64: ScalarFunctionDef = {
   name: "xxhash64",
   resolve: hashResolve("xxhash64", T.LongType),
@@ -198,7 +202,9 @@ const xxhash64: ScalarFunctionDef = {
         h = XxHash64.resultHigh()
         l = XxHash64.resultLow()
       }
-      return (h | 0) * 4294967296 + l
+      // exact when the long is safe (a multiple of 2^32 plus a 32-bit value); a bigint beyond
+      const r = (h | 0) * 4294967296 + l
+      return r <= Number.MAX_SAFE_INTEGER && r >= Number.MIN_SAFE_INTEGER ? r : (BigInt(h | 0) << 32n) + BigInt(l)
     }
   }
 }

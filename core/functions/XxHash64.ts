@@ -121,7 +121,12 @@ export const hashLongHalvesInto = (vh: number, vl: number, seedH: number, seedL:
 }
 
 /** `XXH64.hashLong` of an integral JavaScript number (two's complement, as a Java long). */
-export const hashLongInto = (v: number, seedH: number, seedL: number): void => {
+export const hashLongInto = (v: number | bigint, seedH: number, seedL: number): void => {
+  if (typeof v === "bigint") {
+    const b = BigInt.asUintN(64, v)
+    hashLongHalvesInto(Number(b >> 32n), Number(b & 0xffffffffn), seedH, seedL)
+    return
+  }
   const hi = Math.floor(v / TWO32)
   hashLongHalvesInto(hi >>> 0, (v - hi * TWO32) >>> 0, seedH, seedL)
 }
@@ -329,7 +334,7 @@ export const hasher = (t: DataType): Hasher => {
     case "date":
       return withNull((v, sh, sl) => hashIntInto(v as number, sh, sl))
     case "long":
-      return withNull((v, sh, sl) => hashLongInto(v as number, sh, sl))
+      return withNull((v, sh, sl) => hashLongInto(v as number | bigint, sh, sl))
     case "timestamp":
       // Spark keeps timestamps in microseconds.
       return withNull((v, sh, sl) => hashLongInto(Math.round((v as number) * 1000), sh, sl))

@@ -25,6 +25,7 @@ import { type CalendarInterval, parseDurationMs, parseInterval } from "../Durati
 import { AnalysisError, ParseException } from "../Errors.ts"
 import * as E from "../Expression.ts"
 import * as DT from "../functions/DateTimeUtils.ts"
+import * as Long from "../Long.ts"
 import { INTERNAL_NAMES } from "../functions/IntervalFunctions.ts"
 import { lookup } from "../functions/mod.ts"
 import { type Token, tokenize } from "./Lexer.ts"
@@ -722,7 +723,7 @@ class Parser {
       case "integer": {
         const big = BigInt(`${sign}${raw}`)
         if (big >= -2147483648n && big <= 2147483647n) return intLit(Number(big))
-        if (big >= -(2n ** 63n) && big < 2n ** 63n) return lit(Number(big), T.LongType)
+        if (big >= -(2n ** 63n) && big < 2n ** 63n) return lit(Long.fromBigInt(big), T.LongType)
         // Spark reads it as a decimal; tributary has no decimal type
         return lit(Number(big), T.DoubleType)
       }
@@ -737,7 +738,7 @@ class Parser {
             `Numeric literal ${sign}${digits} is outside the valid range for bigint with minimum value of -9223372036854775808 and maximum value of 9223372036854775807. Please adjust the value accordingly.`
           )
         }
-        return lit(Number(big), T.LongType)
+        return lit(Long.fromBigInt(big), T.LongType)
       }
       case "smallint":
         return checkRange(raw.slice(0, -1), "smallint", -32768, 32767, T.IntegerType)
@@ -1172,7 +1173,11 @@ class Parser {
   private windowSpec(): E.WindowExpression | E.InvalidExpression {
     this.expectWord("OVER")
     const named = this.isOp(this.peek, "(") ? (this.isOp(this.ahead(2), ")") ? this.ahead(1) : undefined) : this.peek
-    if (named !== undefined && (named.kind === "word" || named.kind === "quoted") && !WINDOW_SPEC_WORDS.has(named.value.toUpperCase())) {
+    if (
+      named !== undefined &&
+      (named.kind === "word" || named.kind === "quoted") &&
+      !WINDOW_SPEC_WORDS.has(named.value.toUpperCase())
+    ) {
       if (this.acceptOp("(")) {
         this.requireIdentifier()
         this.expectOp(")")
@@ -1191,7 +1196,10 @@ class Parser {
       this.pos += 2
       partitionSpec.push(...this.expressionList())
     } else {
-      if ((this.isWord(this.peek, "PARTITION") || this.isWord(this.peek, "DISTRIBUTE")) && this.isWord(this.ahead(1), "BY")) {
+      if (
+        (this.isWord(this.peek, "PARTITION") || this.isWord(this.peek, "DISTRIBUTE")) &&
+        this.isWord(this.ahead(1), "BY")
+      ) {
         this.pos += 2
         partitionSpec.push(...this.expressionList())
       }

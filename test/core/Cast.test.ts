@@ -30,9 +30,9 @@ describe("Cast: string to numbers (Spark non-ANSI: invalid gives null)", () => {
   })
 
   it.each([
-    // Long.MaxValue and Long.MinValue, as the nearest doubles
-    ["9223372036854775807", 2 ** 63],
-    ["-9223372036854775808", -(2 ** 63)],
+    // Long.MaxValue and Long.MinValue, exact (bigints beyond 2^53)
+    ["9223372036854775807", 9223372036854775807n],
+    ["-9223372036854775808", -9223372036854775808n],
     ["9223372036854775808", null],
     ["12345678901", 12345678901],
     ["-3.99", -3]
@@ -80,8 +80,8 @@ describe("Cast: between numbers (Java semantics)", () => {
   })
 
   it("double to bigint saturates", () => {
-    expect(cast(T.DoubleType, T.LongType, 1e19)).toBe(2 ** 63)
-    expect(cast(T.DoubleType, T.LongType, -1e19)).toBe(-(2 ** 63))
+    expect(cast(T.DoubleType, T.LongType, 1e19)).toBe(9223372036854775807n)
+    expect(cast(T.DoubleType, T.LongType, -1e19)).toBe(-9223372036854775808n)
     expect(cast(T.DoubleType, T.LongType, 12.7)).toBe(12)
   })
 

@@ -23,7 +23,7 @@ describe("Java number parsing", () => {
     expect(javaParseInt("2147483648")).toBeNull()
     expect(javaParseInt(" 1")).toBeNull()
     expect(javaParseInt("1.0")).toBeNull()
-    expect(javaParseLong("9223372036854775807")).toBe(Number("9223372036854775807"))
+    expect(javaParseLong("9223372036854775807")).toBe(9223372036854775807n)
     expect(javaParseLong("9223372036854775808")).toBeNull()
   })
 

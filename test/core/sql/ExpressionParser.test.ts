@@ -319,7 +319,7 @@ describe("ExpressionParserSuite", () => {
   it("integral literals", () => {
     assertEqual("787324", F.lit(787324))
     assertEqual("-787324", F.lit(-787324))
-    assertEqual("7873247234798249234", { _tag: "Literal", value: Number("7873247234798249234"), dataType: T.LongType })
+    assertEqual("7873247234798249234", { _tag: "Literal", value: 7873247234798249234n, dataType: T.LongType })
     // beyond bigint Spark reads a decimal; tributary has none, so a double
     assertEqual("98732472347982492340", {
       _tag: "Literal",
@@ -482,7 +482,9 @@ describe("ExpressionParserSuite", () => {
     expect(frame("rows between 2 preceding and 3 following")).toBe(
       "sum(x) OVER (ORDER BY c ASC NULLS FIRST ROWS BETWEEN 2 PRECEDING AND 3 FOLLOWING)"
     )
-    expect(frame("rows 1 preceding")).toBe("sum(x) OVER (ORDER BY c ASC NULLS FIRST ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)")
+    expect(frame("rows 1 preceding")).toBe(
+      "sum(x) OVER (ORDER BY c ASC NULLS FIRST ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"
+    )
     expect(frame("range between current row and -2 preceding")).toBe(
       "sum(x) OVER (ORDER BY c ASC NULLS FIRST RANGE BETWEEN CURRENT ROW AND -2 PRECEDING)"
     )
@@ -501,8 +503,12 @@ describe("ExpressionParserSuite", () => {
       "[MISSING_WINDOW_SPECIFICATION] Window specification is not defined in the WINDOW clause for w. For more information about WINDOW clauses, please refer to 'https://spark.apache.org/docs/latest/sql-ref-syntax-qry-select-window.html'. SQLSTATE: 42P20"
     )
     expect(invalid("sum(x) over (w)")).toMatch(/^\[MISSING_WINDOW_SPECIFICATION\]/)
-    expect(invalid("row_number(a) over (order by c)")).toMatch(/^\[WRONG_NUM_ARGS.WITHOUT_SUGGESTION\] The `row_number` requires 0/)
-    expect(invalid("lag() over (order by c)")).toMatch(/The `lag` requires \[1, 2, 3\] parameters but the actual number is 0/)
+    expect(invalid("row_number(a) over (order by c)")).toMatch(
+      /^\[WRONG_NUM_ARGS.WITHOUT_SUGGESTION\] The `row_number` requires 0/
+    )
+    expect(invalid("lag() over (order by c)")).toMatch(
+      /The `lag` requires \[1, 2, 3\] parameters but the actual number is 0/
+    )
     // a bound that is not a literal is a parse error, with the bound in the caret
     const r = parseExpression("sum(x) over (order by c rows between x preceding and current row)")
     expect(Result.isFailure(r) && r.failure.message).toBe(
@@ -511,7 +517,11 @@ describe("ExpressionParserSuite", () => {
   })
 
   it("unsupported constructs fail at the first action, naming the construct", () => {
-    for (const text of ["count(a) filter (where b > 1)", "transform(a, x -> x + 1)", "sum(x) over (order by c range interval 1 day preceding)"]) {
+    for (const text of [
+      "count(a) filter (where b > 1)",
+      "transform(a, x -> x + 1)",
+      "sum(x) over (order by c range interval 1 day preceding)"
+    ]) {
       const e = parse(text)
       expect(e._tag, text).toBe("InvalidExpression")
       expect(e._tag === "InvalidExpression" && e.message, text).toMatch(/^\[UNSUPPORTED_FEATURE\]/)
