@@ -131,3 +131,27 @@ describe("random differential regressions (local engine, Spark's results)", () =
     ).toEqual([[1, 1, 0, 933211791]])
   })
 })
+
+// The differences that stay (docs/differences.md, "Random differential runs"); against Spark in
+// test/connect/DifferentialRandomRegressions.test.ts ("pinned random-differential differences").
+describe("random differential differences that stay (local engine's side)", () => {
+  it("distinct normalizes -0.0 to 0.0 even over one row (Spark 4.2 keeps -0.0 there: OptimizeOneRowPlan)", async () => {
+    const r = await spark.run(
+      spark
+        .createDataFrame([{ d: -0 }, { d: 1 }], "d DOUBLE")
+        .filter("d < 0.5")
+        .distinct()
+        .execute()
+    )
+    expect(r.rows.length).toBe(1)
+    expect(Object.is(r.rows[0][0], 0)).toBe(true)
+  })
+
+  it("percentile_approx over a NaN is NaN (Spark 4.2: -3.1950494600459933 at 0, 0.5 and 1 on local[2])", async () => {
+    const df = spark.createDataFrame([{ d: -3.1950494600459933 }, { d: Number.NaN }], "d DOUBLE")
+    const r = await spark.run(
+      df.groupBy().agg(F.expr("percentile_approx(d, array(0D, 0.5D, 1D), 100)").as("p")).execute()
+    )
+    expect(r.rows).toEqual([[[Number.NaN, Number.NaN, Number.NaN]]])
+  })
+})
