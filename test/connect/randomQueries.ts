@@ -1100,7 +1100,10 @@ const opCode = (op: Op): string => {
 
 /** The case as readable code. */
 export const batchCode = (c: BatchCase): string => {
-  const rows = (t: Table) => JSON.stringify(t.rows)
+  // JSON has no -0, NaN or ±Infinity (it would print 0 and null): written as the JavaScript literals
+  const special = (v: unknown) =>
+    typeof v === "number" && (Object.is(v, -0) || !Number.isFinite(v)) ? `@@${Object.is(v, -0) ? "-0" : String(v)}@@` : v
+  const rows = (t: Table) => JSON.stringify(t.rows, (_, v) => special(v)).replace(/"@@(-0|NaN|-?Infinity)@@"/g, "$1")
   return [
     `// seed ${c.seed}`,
     `const left = spark.createDataFrame(${rows(c.left)}, ${JSON.stringify(schemaDDL(""))})`,
