@@ -304,7 +304,11 @@ export const corr = (x: Evaluator, y: Evaluator, legacy: boolean): StatisticalIm
     },
     evaluate: (buf) => {
       const b = buf as CorrBuffer
-      return b[0] === 0 ? null : b[0] === 1 ? divideByZero : b[3] / Math.sqrt(b[4] * b[5])
+      if (b[0] === 0) return null
+      if (b[0] === 1) return divideByZero
+      // Spark's `ck / sqrt(xMk * yMk)` is a `Divide`: null when a variance is 0 (a constant column)
+      const d = Math.sqrt(b[4] * b[5])
+      return d === 0 ? null : b[3] / d
     },
     toJSON: (b) => (b as CorrBuffer).map(enc),
     fromJSON: (j) => doublesFromJSON("a correlation buffer", 6, j) as CorrBuffer

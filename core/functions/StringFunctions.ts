@@ -40,6 +40,8 @@ export const substringChars = (s: string, start: number, end: number): string =>
 
 /** Code-point index of `sub` in `s` at or after code point `from`; -1 when absent. */
 const indexOfChars = (s: string, sub: string, from: number): number => {
+  // UTF8String.indexOf: the empty string is found at 0 whatever `from` (locate('', '', 4) is 1)
+  if (sub === "") return 0
   if (!surrogates.test(s)) return s.indexOf(sub, from) >= from ? s.indexOf(sub, from) : -1
   const cps = Array.from(s)
   const prefix = cps.slice(0, from).join("")
@@ -370,6 +372,15 @@ const rlike = (name: string): ScalarFunctionDef =>
     1
   )
 
+/** A lone surrogate (a match split a pair: Java's regex steps by UTF-16 unit after an empty match). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * The string Spark's `UTF8String.fromString` keeps of a Java string: `String.getBytes(UTF_8)`
+ * encodes a lone surrogate as `?` (`regexp_replace('🙂', '', '-')` is `-?-?-` in Spark).
+ */
+const javaUtf8 = (s: string): string => (surrogates.test(s) ? s.replace(LONE_SURROGATE, "?") : s)
+
 /** Spark's `regexp_replace(str, regexp, rep[, position])`. */
 const regexpReplace = withRegexCheck(
   define({
@@ -406,7 +417,7 @@ const regexpReplace = withRegexCheck(
           return f(groups, named)
         }
         c.re.lastIndex = 0
-        return pos === 0 ? s.replace(c.re, fn) : s.slice(0, pos) + s.slice(pos).replace(c.re, fn)
+        return javaUtf8(pos === 0 ? s.replace(c.re, fn) : s.slice(0, pos) + s.slice(pos).replace(c.re, fn))
       }
     }
   }),
