@@ -15,7 +15,6 @@ import type { InternalRow } from "./Row.ts"
 /** Options as Spark passes them: case-insensitive keys, string values. */
 export type Options = Readonly<Record<string, string>>
 
-/** A bounded (batch) format: `json`, `csv`, `parquet`, `text`, … */
 /** What a batch read takes from the session's conf. */
 export interface BatchReadContext {
   /**
@@ -25,6 +24,7 @@ export interface BatchReadContext {
   readonly ignoreSinkMetadata?: boolean
 }
 
+/** A bounded (batch) format: `json`, `csv`, `parquet`, `text`, … */
 export interface BatchFormat {
   readonly name: string
   /**
