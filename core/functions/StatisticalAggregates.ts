@@ -24,6 +24,7 @@
  * ```
  * @since 0.6.0
  */
+import { expressionError } from "./RuntimeErrors.ts"
 import * as T from "../DataType.ts"
 import type { DataType } from "../DataType.ts"
 import type { InternalRow } from "../Row.ts"
@@ -399,8 +400,10 @@ export const percentile = (
             if (n > 0) add(buf as CountsBuffer, v as number, n)
             // Spark fails the query (QueryExecutionErrors.negativeValueUnexpectedError).
             else if (n < 0)
-              throw new Error(
-                `[NEGATIVE_VALUES_IN_FREQUENCY_EXPRESSION] Found the negative value in ${frequency.sql}: ${n}, but expected a positive integral value.`
+              throw expressionError(
+                "NEGATIVE_VALUES_IN_FREQUENCY_EXPRESSION",
+                "22003",
+                `Found the negative value in ${frequency.sql}: ${n}, but expected a positive integral value.`
               )
             return buf
           },

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { expressionError } from "./RuntimeErrors.ts"
 import { stringToBytes } from "../Cast.ts"
 import { nullableOf } from "../Compile.ts"
 import * as T from "../DataType.ts"
@@ -405,10 +406,20 @@ const regexpReplace = withRegexCheck(
           lastGroups = c.groups
         }
         const f = replacer
-        if (f === undefined) return null
         const pos = position === undefined ? 0 : position - 1
         if (pos < 0) return null
         if (pos !== 0 && pos >= s.length) return s
+        if (f === undefined) {
+          // Java's appendReplacement rejects the replacement only at a match: no match leaves s,
+          // a match fails the query (RegExpReplace.nullSafeEval, invalidRegexpReplaceError).
+          c.re.lastIndex = 0
+          if (!c.re.test(pos === 0 ? s : s.slice(pos))) return s
+          throw expressionError(
+            "INVALID_REGEXP_REPLACE",
+            "22023",
+            `Could not perform regexp_replace for source = "${s}", pattern = "${p}", replacement = "${rep}" and position = ${pos + 1}.`
+          )
+        }
         const fn = (...m: Array<unknown>): string => {
           const last = m[m.length - 1]
           const named =

@@ -406,6 +406,21 @@ describe("percentile and median (PercentileSuite, percentiles.scala examples)", 
     )
   })
 
+  it("negatives frequency column handling (PercentileSuite): a typed NEGATIVE_VALUES_IN_FREQUENCY_EXPRESSION", async () => {
+    const e = await run((spark) =>
+      Effect.flip(
+        rowsOf(values(spark, "a int, f int", [{ a: 1, f: 2 }, { a: 2, f: -1 }]).agg(F.percentile("a", 0.5, "f")))
+      )
+    )
+    expect(e).toMatchObject({
+      _tag: "ConnectorError",
+      errorClass: "NEGATIVE_VALUES_IN_FREQUENCY_EXPRESSION",
+      sqlState: "22003",
+      message:
+        "[NEGATIVE_VALUES_IN_FREQUENCY_EXPRESSION] Found the negative value in \"f\": -1, but expected a positive integral value. SQLSTATE: 22003"
+    })
+  })
+
   it("keeps -0.0 and 0.0 apart and sorts NaN last, as boxed doubles in Spark's map", () => {
     const impl = agg("percentile", [T.DoubleType, T.DoubleType], [lit(0.5, T.DoubleType)])
     expect(impl.evaluate(feed(impl, [[NaN], [-0], [0]]))).toBe(0)
