@@ -155,3 +155,17 @@ describe("random differential differences that stay (local engine's side)", () =
     expect(r.rows).toEqual([[[Number.NaN, Number.NaN, Number.NaN]]])
   })
 })
+
+// seed 9's 2882983400: covar_samp 36539.15445… rounded to 9 digits fell on either side of the boundary
+describe("the random suite's comparison of rounded doubles", () => {
+  it("tolerates a rounding boundary between doubles, never between longs", async () => {
+    const { compareResults } = await import("../../connect/differential.ts")
+    const T = await import("../../../core/DataType.ts")
+    const schema = T.struct([T.field("x", T.DoubleType, true), T.field("n", T.LongType, true)])
+    const result = (x: number, n: number) => ({ schema, rows: [{ x, n }] })
+    expect(compareResults("c", result(36539.15445000001, 1), result(36539.15444999999, 1), { roundDoubles: true })).toBe(undefined)
+    expect(compareResults("c", result(36539.15445, 1), result(36539.1545, 1), {})).not.toBe(undefined)
+    expect(compareResults("c", result(1.5, 1234567890123), result(1.5, 1234567890124), { roundDoubles: true })).not.toBe(undefined)
+    expect(compareResults("c", result(36539.1, 1), result(36539.2, 1), { roundDoubles: true })).not.toBe(undefined)
+  })
+})
