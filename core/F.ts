@@ -19,6 +19,7 @@ import * as T from "./DataType.ts"
 import type * as E from "./Expression.ts"
 import { parseDurationMs } from "./Durations.ts"
 import * as Scalar from "./functions/ScalarFunctions.ts"
+import { expressionError } from "./functions/RuntimeErrors.ts"
 import { toExternal, toInternal } from "./Row.ts"
 import { expressionOf } from "./sql/ExpressionParser.ts"
 
@@ -603,10 +604,25 @@ const makeUdf = <Args extends ReadonlyArray<unknown>, R>(
       const fromJs = toInternal(resultType)
       const n = args.length
       const call = f as unknown as (...xs: Array<unknown>) => unknown
+      // A throw from the function fails the query with Spark's FAILED_EXECUTE_UDF
+      // (QueryExecutionErrors.failedExecuteUserDefinedFunctionError, as ScalaUDF wraps it).
+      const signature = argTypes.map(T.simpleString).join(", ")
+      const failed = (e: unknown) =>
+        expressionError(
+          "FAILED_EXECUTE_UDF",
+          "39000",
+          `User defined function (\`${name.replace(/`/g, "``")}\`: (${signature}) => ${T.simpleString(resultType)}) failed due to: ${String(e)}.`,
+          e
+        )
       return (row) => {
         const xs = new Array<unknown>(n)
         for (let i = 0; i < n; i++) xs[i] = toJs[i](args[i](row))
-        const r = call(...xs)
+        let r: unknown
+        try {
+          r = call(...xs)
+        } catch (e) {
+          throw failed(e)
+        }
         return r === undefined || r === null ? null : fromJs(r)
       }
     }

@@ -15,6 +15,15 @@ import type { InternalRow } from "./Row.ts"
 /** Options as Spark passes them: case-insensitive keys, string values. */
 export type Options = Readonly<Record<string, string>>
 
+/** What a batch read takes from the session's conf. */
+export interface BatchReadContext {
+  /**
+   * Spark's `spark.sql.streaming.fileStreamSink.ignoreMetadata` (SPARK-35565): a folder written
+   * by the streaming file sink is listed as any folder, not through its `_spark_metadata` log.
+   */
+  readonly ignoreSinkMetadata?: boolean
+}
+
 /** A bounded (batch) format: `json`, `csv`, `parquet`, `text`, … */
 export interface BatchFormat {
   readonly name: string
@@ -26,13 +35,15 @@ export interface BatchFormat {
   readonly resolveSchema: (
     paths: ReadonlyArray<string>,
     userSchema: StructType | undefined,
-    options: Options
+    options: Options,
+    context?: BatchReadContext
   ) => Effect.Effect<StructType, AnalysisError | ConnectorError>
   /** Reads all rows at `paths` as internal rows of `schema` (the result of `resolveSchema`). */
   readonly read: (
     paths: ReadonlyArray<string>,
     schema: StructType,
-    options: Options
+    options: Options,
+    context?: BatchReadContext
   ) => Effect.Effect<ReadonlyArray<InternalRow>, ConnectorError>
 }
 

@@ -389,7 +389,7 @@ try {
     const runs = (r: Result | undefined) =>
       r?.best === undefined ? "" : ` (runs ${r.all.map((x) => x.toFixed(0)).join(", ")} ms)`
     console.log(
-      `  ${query.name.padEnd(4)} ${query.title}: generator ${fmtRate(row.generator)}${runs(row.generator)}, ` +
+      `  ${query.name.padEnd(4)} ${query.title}: generator ${fmtRate(row.generator)} (${fmtCpu(row.generator)})${runs(row.generator)}, ` +
         `files ${fmtRate(row.files)}${runs(row.files)}, Spark ${fmtRate(row.spark)}${runs(row.spark)}`
     )
     phaseLine("generator", row.generator)

@@ -52,6 +52,8 @@ export interface InputFile {
 export interface FileIndex {
   readonly files: ReadonlyArray<InputFile>
   readonly partitionSchema: T.StructType
+  /** The files are those a streaming file sink's `_spark_metadata` log lists (Spark's `MetadataLogFileIndex`). */
+  readonly fromSinkLog: boolean
 }
 
 /** How Spark (Hadoop) prints a local path in messages: `file:/abs/path`. */
@@ -342,7 +344,8 @@ export const listFiles = (
     const noPartitions: T.StructType = { _tag: "struct", fields: [] }
     const finish = (files: ReadonlyArray<InputFile>, partitionSchema: T.StructType): FileIndex => ({
       files: dedupe(files),
-      partitionSchema
+      partitionSchema,
+      fromSinkLog
     })
 
     if (opts.recursive) {

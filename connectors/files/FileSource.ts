@@ -113,10 +113,13 @@ export const unableToInferSchema = (title: string): AnalysisError =>
 export const makeFileFormat = <O, R>(spec: FileFormatSpec<O, R>): BatchFormat => ({
   name: spec.name,
 
-  resolveSchema: (paths, userSchema, options) =>
+  resolveSchema: (paths, userSchema, options, context) =>
     Effect.gen(function* () {
       const opts = yield* spec.parseOptions(options)
-      const index = yield* listFiles(spec.name, paths, options, userSchema)
+      const index = yield* listFiles(spec.name, paths, options, userSchema, context?.ignoreSinkMetadata === true)
+      // Spark's `DataSource.resolveRelation` reads a sink's folder (its `MetadataLogFileIndex`
+      // branch) with the data schema as given or inferred; any other folder `asNullable`
+      const nullable = (s: T.StructType): T.StructType => (index.fromSinkLog ? s : asNullable(s))
       const partNames = new Set(index.partitionSchema.fields.map((f) => lower(f.name)))
       if (userSchema !== undefined) {
         // Spark's `SchemaUtils.checkSchemaColumnNameDuplication` in `DataSource.resolveRelation`
@@ -139,22 +142,22 @@ export const makeFileFormat = <O, R>(spec: FileFormatSpec<O, R>): BatchFormat =>
         const data = T.struct(userSchema.fields.filter((f) => !partNames.has(lower(f.name))))
         yield* checkSupportedTypes(spec.title, data, spec.supports)
         yield* spec.checkUserSchema(data, opts)
-        return asNullable(T.struct([...data.fields, ...index.partitionSchema.fields]))
+        return nullable(T.struct([...data.fields, ...index.partitionSchema.fields]))
       }
       if (index.files.length === 0) {
         if (spec.schemaWithoutFiles !== undefined) {
-          return asNullable(mergeDataAndPartitionSchema(spec.schemaWithoutFiles, index.partitionSchema))
+          return nullable(mergeDataAndPartitionSchema(spec.schemaWithoutFiles, index.partitionSchema))
         }
         return yield* Effect.fail(unableToInferSchema(spec.title))
       }
       const data = yield* spec.withResource((r) => spec.inferSchema(r, index.files, opts))
-      return asNullable(mergeDataAndPartitionSchema(data, index.partitionSchema))
+      return nullable(mergeDataAndPartitionSchema(data, index.partitionSchema))
     }),
 
-  read: (paths, schema, options) =>
+  read: (paths, schema, options, context) =>
     Effect.gen(function* () {
       const opts = yield* spec.parseOptions(options)
-      const index = yield* listFiles(spec.name, paths, options, schema)
+      const index = yield* listFiles(spec.name, paths, options, schema, context?.ignoreSinkMetadata === true)
       const partIndex = new Map(index.partitionSchema.fields.map((f, i) => [lower(f.name), i] as const))
       // where each output column comes from: >= 0 a data column, < 0 partition column -(i + 1)
       const sources: Array<number> = []

@@ -17,6 +17,8 @@ const TWO_24 = 16_777_216
 const MUL_LO = 0xece66d
 const MUL_HI = 0x5de
 const ADDEND = 0xb
+/** `2^-24`: multiplying by it is exact, like dividing by `2^24`, and cheaper. */
+const INV_TWO_24 = 1 / TWO_24
 const TWO_31 = 2_147_483_648
 const TWO_53 = 9_007_199_254_740_992
 
@@ -65,7 +67,7 @@ export class JavaRandom {
     // The low half's product is below 2^48, exact in a double; its carry feeds the high half,
     // which only needs its value mod 2^24, so 32-bit integer products do (2^24 divides 2^32).
     const p = lo * MUL_LO + ADDEND
-    const carry = Math.floor(p / TWO_24)
+    const carry = Math.floor(p * INV_TWO_24)
     this.lo = p - carry * TWO_24
     this.hi = (Math.imul(this.hi, MUL_LO) + Math.imul(lo, MUL_HI) + carry) & 0xffffff
   }

@@ -121,6 +121,10 @@ const FIRST_NAMES = ["Peter", "Paul", "Luke", "John", "Saul", "Vicky", "Kate", "
 const LAST_NAMES = ["Shultz", "Abrams", "Spencer", "White", "Bartels", "Walton", "Smith", "Jones", "Noris"]
 const HOT_CHANNELS = ["Google", "Facebook", "Baidu", "Apple"]
 
+/** How many events `rows` generates before decoding their bids' padding at once. */
+const EXTRA_CHUNK = 256
+const EMPTY_ROW: Array<unknown> = []
+
 /** `String.format("%04d", i)` for every `i < 10000`, built once. */
 const FOUR_DIGITS: ReadonlyArray<string> = Array.from({ length: 10_000 }, (_, i) => String(i).padStart(4, "0"))
 
@@ -213,6 +217,14 @@ export class NexmarkGenerator {
   private readonly channelUrls: ReadonlyArray<string>
   /** The bytes (ASCII) of the string being built, reused; strings are decoded from it as latin1. */
   private bytes: Buffer = Buffer.alloc(4096)
+  /** The bids' padding of the chunk `rows` is generating, and where the next one goes. */
+  private extraBytes: Buffer = Buffer.alloc(EXTRA_CHUNK * 128)
+  private extraPos = 0
+  /** Where the last bid's padding starts in `extraBytes`. */
+  private extraStart = 0
+  /** The chunk's bids (their `extra` still to fill in) and where each one's padding starts. */
+  private readonly pendingBids: Array<Array<unknown>> = new Array(EXTRA_CHUNK).fill(EMPTY_ROW)
+  private readonly pendingStarts = new Int32Array(EXTRA_CHUNK + 1)
 
   constructor(config: NexmarkGeneratorConfig) {
     this.config = config
@@ -249,16 +261,52 @@ export class NexmarkGenerator {
     return this.config.baseTimeMs + thousands * this.delayUs + Math.floor((rest * this.delayUs) / 1000)
   }
 
-  /** Events `[from, to)` (offsets of the source), in order. */
+  /**
+   * Events `[from, to)` (offsets of the source), in order.
+   *
+   * A bid's `extra` (the only string of a bid not taken from a table, and bids are 46 events in
+   * 50) is not decoded one string at a time: the bids of a run of `EXTRA_CHUNK` events write
+   * their padding's bytes one after the other into one buffer, which is decoded once, and each
+   * bid's `extra` is a substring of it (V8 keeps a substring of 13 characters or more as a
+   * slice of its parent, no copy). One native decoding per chunk instead of one per bid: the
+   * strings are the same. A bid kept alive keeps its chunk's padding (at most `EXTRA_CHUNK`
+   * bids' worth, about 20 KB) alive with it.
+   */
   rows(from: number, to: number): Array<InternalRow> {
     const out = new Array<InternalRow>(Math.max(0, to - from))
+    const bids = this.pendingBids
+    const starts = this.pendingStarts
     let i = 0
-    for (let n = from; n < to; n++) out[i++] = this.event(n)
+    for (let chunkStart = from; chunkStart < to; chunkStart += EXTRA_CHUNK) {
+      const chunkEnd = Math.min(to, chunkStart + EXTRA_CHUNK)
+      this.extraPos = 0
+      let pending = 0
+      for (let n = chunkStart; n < chunkEnd; n++) {
+        const row = this.event(n, true)
+        out[i++] = row
+        if (row[0] === BID) {
+          bids[pending] = row[3] as Array<unknown>
+          starts[pending] = this.extraStart
+          pending++
+        }
+      }
+      if (pending === 0) continue
+      const text = this.extraBytes.toString("latin1", 0, this.extraPos)
+      starts[pending] = this.extraPos
+      for (let k = 0; k < pending; k++) {
+        bids[k][6] = text.substring(starts[k], starts[k + 1])
+        bids[k] = EMPTY_ROW
+      }
+    }
     return out
   }
 
-  /** Event `n` as a row `[event_type, person, auction, bid, dateTime]`. */
-  event(n: number): InternalRow {
+  /**
+   * Event `n` as a row `[event_type, person, auction, bid, dateTime]`. With `deferExtra` (only
+   * `rows` passes it), a bid's `extra` is written to `extraBytes` and left `""` in the row, for
+   * `rows` to fill in.
+   */
+  event(n: number, deferExtra = false): InternalRow {
     // One generator, no out-of-order groups: Beam's event id and event number are both `n`.
     const eventId = n
     const timestamp = this.timestampForEvent(n)
@@ -270,7 +318,7 @@ export class NexmarkGenerator {
     if (rem < PERSON_PROPORTION + AUCTION_PROPORTION) {
       return [AUCTION, null, this.auction(n, eventId, timestamp), null, timestamp]
     }
-    return [BID, null, null, this.bid(eventId, timestamp), timestamp]
+    return [BID, null, null, this.bid(eventId, timestamp, deferExtra), timestamp]
   }
 
   /** Beam's `PersonGenerator.nextPerson`: `[id, name, emailAddress, creditCard, city, state, dateTime, extra]`. */
@@ -318,7 +366,7 @@ export class NexmarkGenerator {
   }
 
   /** Beam's `BidGenerator.nextBid` plus Flink's channel and url: `[auction, bidder, price, channel, url, dateTime, extra]`. */
-  private bid(eventId: number, timestamp: number): InternalRow {
+  private bid(eventId: number, timestamp: number, deferExtra: boolean): InternalRow {
     const r = this.random
     const c = this.config
     let auction: number
@@ -337,7 +385,9 @@ export class NexmarkGenerator {
     }
     bidder += FIRST_PERSON_ID
     const price = this.nextPrice()
-    const extra = this.nextExtra(8 + 8 + 8 + 8, c.avgBidByteSize)
+    let extra = ""
+    if (deferExtra) this.nextExtraBytes(8 + 8 + 8 + 8, c.avgBidByteSize)
+    else extra = this.nextExtra(8 + 8 + 8 + 8, c.avgBidByteSize)
     let channel: string
     let url: string
     if (r.nextIntBounded(HOT_CHANNELS_RATIO) > 0) {
@@ -408,34 +458,42 @@ export class NexmarkGenerator {
    * low six base-26 digits of `|rnd|`, taken three at a time from tables.
    */
   private nextExactString(length: number): string {
-    const r = this.random
     const bytes = this.buffer(length + 6)
-    let i = 0
-    while (i < length) {
-      const rnd = r.nextInt()
-      const table = rnd < 0 ? DIGITS_NEG : DIGITS_POS
-      const abs = rnd < 0 ? -rnd : rnd
-      const low = (abs % 17_576) * 3
-      const high = (Math.floor(abs / 17_576) % 17_576) * 3
-      bytes[i] = table[low]
-      bytes[i + 1] = table[low + 1]
-      bytes[i + 2] = table[low + 2]
-      bytes[i + 3] = table[high]
-      bytes[i + 4] = table[high + 1]
-      bytes[i + 5] = table[high + 2]
-      i += 6
-    }
+    writeExactString(this.random, bytes, 0, length)
     return bytes.toString("latin1", 0, length)
   }
 
   /** Beam's `StringsGenerator.nextExtra`: padding so that the event averages `desiredAverageSize` bytes. */
   private nextExtra(currentSize: number, desiredAverageSize: number): string {
-    if (currentSize > desiredAverageSize) return ""
+    const size = this.extraSize(currentSize, desiredAverageSize)
+    return size === 0 ? "" : this.nextExactString(size)
+  }
+
+  /** The length `nextExtra` draws (0 when the event is already large enough: nothing is drawn). */
+  private extraSize(currentSize: number, desiredAverageSize: number): number {
+    if (currentSize > desiredAverageSize) return 0
     const desired = desiredAverageSize - currentSize
     const delta = Math.round(desired * 0.2)
     const minSize = desired - delta
-    const desiredSize = minSize + (delta === 0 ? 0 : this.random.nextIntBounded(2 * delta))
-    return this.nextExactString(desiredSize)
+    return minSize + (delta === 0 ? 0 : this.random.nextIntBounded(2 * delta))
+  }
+
+  /**
+   * `nextExtra`'s characters (the same draws) appended to `extraBytes` at `extraPos`, with
+   * `extraStart` set to where they begin.
+   */
+  private nextExtraBytes(currentSize: number, desiredAverageSize: number): void {
+    const length = this.extraSize(currentSize, desiredAverageSize)
+    const start = this.extraPos
+    this.extraStart = start
+    if (length === 0) return
+    if (this.extraBytes.length < start + length + 6) {
+      const grown = Buffer.alloc((start + length + 6) * 2)
+      this.extraBytes.copy(grown, 0, 0, start)
+      this.extraBytes = grown
+    }
+    writeExactString(this.random, this.extraBytes, start, length)
+    this.extraPos = start + length
   }
 
   /** Flink's `BidGenerator.getBaseUrl`. */
@@ -444,6 +502,30 @@ export class NexmarkGenerator {
     const b = this.nextString(5, 95)
     const c = this.nextString(5, 95)
     return `https://www.nexmark.com/${a}/${b}/${c}/item.htm?query=1`
+  }
+}
+
+/**
+ * Writes `nextExactString(length)`'s characters into `bytes` from `at` (six per `nextInt()`, so
+ * up to five bytes past `at + length` are overwritten; `bytes` must have room for them).
+ */
+const writeExactString = (r: JavaRandom, bytes: Buffer, at: number, length: number): void => {
+  const end = at + length
+  let i = at
+  while (i < end) {
+    const rnd = r.nextInt()
+    const table = rnd < 0 ? DIGITS_NEG : DIGITS_POS
+    // |rnd| as an unsigned 32-bit int (2^31 for Integer.MIN_VALUE, as Java's digits of it).
+    const abs = (rnd < 0 ? -rnd : rnd) >>> 0
+    const low = (abs % 17_576) * 3
+    const high = (((abs / 17_576) >>> 0) % 17_576) * 3
+    bytes[i] = table[low]
+    bytes[i + 1] = table[low + 1]
+    bytes[i + 2] = table[low + 2]
+    bytes[i + 3] = table[high]
+    bytes[i + 4] = table[high + 1]
+    bytes[i + 5] = table[high + 2]
+    i += 6
   }
 }
 

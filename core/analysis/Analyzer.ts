@@ -373,6 +373,9 @@ class Analyzer implements Resolver {
       case "GetField": {
         const child = this.resolveRefs(e.child, scope)
         if (e.ordinal !== undefined && child === e.child) return e
+        // a field of a function's result (`named_struct('y', c).y`): the type is known once pass 2
+        // has resolved the function, which then extracts the field
+        if (!E.isResolved(child)) return { ...e, child, ordinal: undefined }
         return this.extractField(child, e.field)
       }
       case "WindowExpression": {
@@ -536,6 +539,7 @@ class Analyzer implements Resolver {
       }
       case "GetField": {
         const child = this.typeExpr(e.child, allow, insideAggregate)
+        if (e.ordinal === undefined) return this.extractField(child, e.field)
         return child === e.child ? e : { ...e, child }
       }
       case "ScalarFunction": {

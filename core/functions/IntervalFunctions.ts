@@ -116,7 +116,8 @@ const monthsUntil = (startDays: number, endDays: number): number => {
   const p1 = (parts[0] * 12 + parts[1] - 1) * 32 + parts[2]
   DT.civilFromDays(endDays, parts)
   const p2 = (parts[0] * 12 + parts[1] - 1) * 32 + parts[2]
-  return Math.trunc((p2 - p1) / 32)
+  // `+ 0`: a long 0, not the -0 of truncating a negative fraction
+  return Math.trunc((p2 - p1) / 32) + 0
 }
 
 /** Spark's `DateTimeUtils.timestampDiff` (UTC): `ChronoUnit.<unit>.between` of the local date-times. */

@@ -203,6 +203,13 @@ export const translateJavaRegex = (pattern: string): TranslatedRegex | undefined
       i += m[0].length
       continue
     }
+    if (c === ".") {
+      // Java's `.` matches a whole surrogate pair (a code point); without the `u` flag JS's matches
+      // one UTF-16 unit (regexp_replace('a🙂', '.', '-') is '--' in Spark)
+      out += "(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|.)"
+      i++
+      continue
+    }
     if ((c === "+" || c === "*" || c === "?" || c === "}") && pattern[i + 1] === "+") {
       // possessive quantifier: run as greedy
       out += c

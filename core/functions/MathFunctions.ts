@@ -19,6 +19,34 @@ import { register, type ScalarFunctionDef } from "./Registry.ts"
 const D = T.DoubleType
 
 /** A function of one double giving a double (Spark's `UnaryMathExpression`, which is always nullable). */
+/** 2^28 and 2^-28, fdlibm's thresholds. */
+const TWO_28 = 268435456
+const TWO_M28 = 1 / TWO_28
+
+/** Spark 4.2's `Asinh` (fdlibm's s_asinh.c): exact for large |x|, where log(x + sqrt(x*x + 1)) cancels or overflows. */
+const asinh = (x: number): number => {
+  const ax = Math.abs(x)
+  let w: number
+  if (!Number.isFinite(ax) || ax < TWO_M28) w = ax
+  else if (ax > TWO_28) w = Math.log(ax) + Math.log(2)
+  else if (ax > 2) w = Math.log(2 * ax + 1 / (Math.sqrt(x * x + 1) + ax))
+  else {
+    const t = x * x
+    w = Math.log1p(ax + t / (1 + Math.sqrt(1 + t)))
+  }
+  return x < 0 || Object.is(x, -0) ? -w : w
+}
+
+/** Spark 4.2's `Acosh` (fdlibm's e_acosh.c): NaN below 1. */
+const acosh = (x: number): number => {
+  if (x < 1) return Number.NaN
+  if (x >= TWO_28) return Math.log(x) + Math.log(2)
+  if (x === 1) return 0
+  if (x > 2) return Math.log(2 * x - 1 / (x + Math.sqrt(x * x - 1)))
+  const t = x - 1
+  return Math.log1p(t + Math.sqrt(2 * t + t * t))
+}
+
 const unaryDouble = (name: string, f: (x: number) => number): ScalarFunctionDef =>
   define({ name, inputs: [D], result: D, nullable: "always", strict: () => f })
 
@@ -379,8 +407,10 @@ register(
   unaryDouble("cosh", Math.cosh),
   unaryDouble("tanh", Math.tanh),
   // Spark computes the inverse hyperbolic functions with these formulas, not java.lang.Math
-  unaryDouble("asinh", (x) => (x === -Infinity ? x : Math.log(x + Math.sqrt(x * x + 1)))),
-  unaryDouble("acosh", (x) => Math.log(x + Math.sqrt(x * x - 1))),
+  // (Spark 4.2's Asinh / Acosh follow fdlibm's s_asinh.c / e_acosh.c, operation for operation;
+  // StrictMath.log/log1p are fdlibm's, as V8's Math.log/log1p)
+  unaryDouble("asinh", asinh),
+  unaryDouble("acosh", acosh),
   unaryDouble("atanh", (x) => 0.5 * (Math.log1p(x) - Math.log1p(-x))),
   unaryDouble("cot", (x) => 1 / Math.tan(x)),
   unaryDouble("sec", (x) => 1 / Math.cos(x)),

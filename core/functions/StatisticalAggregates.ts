@@ -24,6 +24,7 @@
  * ```
  * @since 0.6.0
  */
+import { expressionError } from "./RuntimeErrors.ts"
 import * as T from "../DataType.ts"
 import type { DataType } from "../DataType.ts"
 import type { InternalRow } from "../Row.ts"
@@ -304,7 +305,11 @@ export const corr = (x: Evaluator, y: Evaluator, legacy: boolean): StatisticalIm
     },
     evaluate: (buf) => {
       const b = buf as CorrBuffer
-      return b[0] === 0 ? null : b[0] === 1 ? divideByZero : b[3] / Math.sqrt(b[4] * b[5])
+      if (b[0] === 0) return null
+      if (b[0] === 1) return divideByZero
+      // Spark's `ck / sqrt(xMk * yMk)` is a `Divide`: null when a variance is 0 (a constant column)
+      const d = Math.sqrt(b[4] * b[5])
+      return d === 0 ? null : b[3] / d
     },
     toJSON: (b) => (b as CorrBuffer).map(enc),
     fromJSON: (j) => doublesFromJSON("a correlation buffer", 6, j) as CorrBuffer
@@ -395,8 +400,10 @@ export const percentile = (
             if (n > 0) add(buf as CountsBuffer, v as number, n)
             // Spark fails the query (QueryExecutionErrors.negativeValueUnexpectedError).
             else if (n < 0)
-              throw new Error(
-                `[NEGATIVE_VALUES_IN_FREQUENCY_EXPRESSION] Found the negative value in ${frequency.sql}: ${n}, but expected a positive integral value.`
+              throw expressionError(
+                "NEGATIVE_VALUES_IN_FREQUENCY_EXPRESSION",
+                "22003",
+                `Found the negative value in ${frequency.sql}: ${n}, but expected a positive integral value.`
               )
             return buf
           },

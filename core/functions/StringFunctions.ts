@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { expressionError } from "./RuntimeErrors.ts"
 import { stringToBytes } from "../Cast.ts"
 import { nullableOf } from "../Compile.ts"
 import * as T from "../DataType.ts"
@@ -40,6 +41,8 @@ export const substringChars = (s: string, start: number, end: number): string =>
 
 /** Code-point index of `sub` in `s` at or after code point `from`; -1 when absent. */
 const indexOfChars = (s: string, sub: string, from: number): number => {
+  // UTF8String.indexOf: the empty string is found at 0 whatever `from` (locate('', '', 4) is 1)
+  if (sub === "") return 0
   if (!surrogates.test(s)) return s.indexOf(sub, from) >= from ? s.indexOf(sub, from) : -1
   const cps = Array.from(s)
   const prefix = cps.slice(0, from).join("")
@@ -370,6 +373,15 @@ const rlike = (name: string): ScalarFunctionDef =>
     1
   )
 
+/** A lone surrogate (a match split a pair: Java's regex steps by UTF-16 unit after an empty match). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * The string Spark's `UTF8String.fromString` keeps of a Java string: `String.getBytes(UTF_8)`
+ * encodes a lone surrogate as `?` (`regexp_replace('🙂', '', '-')` is `-?-?-` in Spark).
+ */
+const javaUtf8 = (s: string): string => (surrogates.test(s) ? s.replace(LONE_SURROGATE, "?") : s)
+
 /** Spark's `regexp_replace(str, regexp, rep[, position])`. */
 const regexpReplace = withRegexCheck(
   define({
@@ -394,10 +406,20 @@ const regexpReplace = withRegexCheck(
           lastGroups = c.groups
         }
         const f = replacer
-        if (f === undefined) return null
         const pos = position === undefined ? 0 : position - 1
         if (pos < 0) return null
         if (pos !== 0 && pos >= s.length) return s
+        if (f === undefined) {
+          // Java's appendReplacement rejects the replacement only at a match: no match leaves s,
+          // a match fails the query (RegExpReplace.nullSafeEval, invalidRegexpReplaceError).
+          c.re.lastIndex = 0
+          if (!c.re.test(pos === 0 ? s : s.slice(pos))) return s
+          throw expressionError(
+            "INVALID_REGEXP_REPLACE",
+            "22023",
+            `Could not perform regexp_replace for source = "${s}", pattern = "${p}", replacement = "${rep}" and position = ${pos + 1}.`
+          )
+        }
         const fn = (...m: Array<unknown>): string => {
           const last = m[m.length - 1]
           const named =
@@ -406,7 +428,7 @@ const regexpReplace = withRegexCheck(
           return f(groups, named)
         }
         c.re.lastIndex = 0
-        return pos === 0 ? s.replace(c.re, fn) : s.slice(0, pos) + s.slice(pos).replace(c.re, fn)
+        return javaUtf8(pos === 0 ? s.replace(c.re, fn) : s.slice(0, pos) + s.slice(pos).replace(c.re, fn))
       }
     }
   }),

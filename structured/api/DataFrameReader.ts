@@ -26,7 +26,7 @@ import { structTypeOf } from "../../core/RowSchema.ts"
 import * as StateReader from "../execution/StateReader.ts"
 import { DataFrame } from "./DataFrame.ts"
 import type { Row } from "./RowTypes.ts"
-import type { SessionState } from "../contracts/SessionState.ts"
+import { batchReadContext, type SessionState } from "../contracts/SessionState.ts"
 
 /** A schema as the readers accept it: an Effect Schema, a `StructType`, or a DDL string (`"a INT, b STRING"`). */
 export type SchemaInput = S.Top | T.StructType | string
@@ -154,7 +154,7 @@ export class DataFrameReader<R = Row> {
         if (typeof st === "string") return yield* new AnalysisError({ reason: "InvalidArgument", message: st })
         user = st
       }
-      const schema = yield* format.resolveSchema(paths, user, this.extraOptions)
+      const schema = yield* format.resolveSchema(paths, user, this.extraOptions, batchReadContext(this.state))
       const relation: Plan.DataSourceRelation = {
         _tag: "DataSourceRelation",
         planId: Plan.newPlanId(),

@@ -10,6 +10,7 @@ import type * as T from "../../core/DataType.ts"
 import type { AttributeReference } from "../../core/Expression.ts"
 import * as Plan from "../../core/LogicalPlan.ts"
 import type { InternalRow } from "../../core/Row.ts"
+import type { BatchReadContext } from "../../core/Formats.ts"
 import type { Effect, Scope } from "effect"
 import type { CheckpointFileSystem } from "../../core/CheckpointFileSystem.ts"
 import { NodeCheckpointFileSystem } from "../../state/NodeCheckpointFileSystem.ts"
@@ -218,3 +219,8 @@ export const putMemoryTable = (state: SessionState, table: MemoryTable): void =>
 
 export const confBool = (state: SessionState, key: string): boolean =>
   (state.conf.get(key) ?? defaultConf[key] ?? "false").toLowerCase() === "true"
+
+/** What a batch read of a file format takes from the session's conf. */
+export const batchReadContext = (state: SessionState): BatchReadContext => ({
+  ignoreSinkMetadata: confBool(state, "spark.sql.streaming.fileStreamSink.ignoreMetadata")
+})

@@ -370,6 +370,7 @@ export class MicroBatchExecution extends StreamExecution<MicroBatchSource, Query
         for (const store of op.stores) {
           const id = { checkpoint: this.config.checkpoint, operatorId: op.operatorId, storeName: store.storeName }
           const latest = yield* provider.latestVersion(id)
+          if (store.mayBeNew === true && latest === -1 && lastCommitted >= 0) continue
           if (latest > lastCommitted) yield* provider.rollbackTo({ ...id, version: lastCommitted })
           const opened = yield* provider.open({
             ...id,

@@ -102,7 +102,7 @@ export const readRelation =
         })
       )
     }
-    return format.read(rel.paths, attributesSchema(rel), rel.options)
+    return format.read(rel.paths, attributesSchema(rel), rel.options, State.batchReadContext(state))
   }
 
 /** Runs a batch plan and returns its schema and internal rows. */

@@ -8,6 +8,9 @@
  *
  *   DIFF_SEED=7 DIFF_CASES=1500 DIFF_STREAMING_CASES=500 npx vitest run test/connect/DifferentialRandom.test.ts
  *
+ * One case again: `DIFF_BATCH_SEEDS=<case seed>,…` (or `DIFF_STREAM_SEEDS=`), with `DIFF_STREAMING_CASES=0`
+ * or `DIFF_CASES=0` to skip the other kind.
+ *
  * `DIFF_ENABLE=longsBeyond53,subMillisecond,regexpGroupRefs,dateAddOverflow` turns on the
  * domains the generator leaves out by default (randomQueries.ts, `Switches`); `DIFF_REPORT=file`
  * writes a JSON summary. A failure prints the seed and the shrunk case as code.
@@ -45,6 +48,13 @@ const SWITCHES = switchesFromEnv(process.env.DIFF_ENABLE)
 const SHRINK_RUNS = Number(process.env.DIFF_SHRINK_RUNS ?? 40)
 /** How many cases run at once. */
 const LOOKAHEAD = Number(process.env.DIFF_CONCURRENCY ?? 3)
+/** `DIFF_BATCH_SEEDS=4044622617,…` / `DIFF_STREAM_SEEDS=…` re-run just those case seeds (from a report or a failure message). */
+const seedList = (value: string | undefined): ReadonlyArray<number> | undefined =>
+  value === undefined || value.trim() === "" ? undefined : value.split(",").map((s) => Number(s.trim()))
+const CASE_SEEDS: Record<"batch" | "streaming", ReadonlyArray<number> | undefined> = {
+  batch: seedList(process.env.DIFF_BATCH_SEEDS),
+  streaming: seedList(process.env.DIFF_STREAM_SEEDS)
+}
 
 const { engines, runCaseSettled } = useEngines(async () => ({}), { concurrency: 3, remote: remoteAddress })
 
@@ -124,7 +134,7 @@ const register = <C extends BatchCase | StreamCase,>(
   code: (c: C) => string,
   offset: number
 ) => {
-  const seeds = Array.from({ length: count }, (_, i) => caseSeed(SEED, offset + i))
+  const seeds = CASE_SEEDS[kind] ?? Array.from({ length: count }, (_, i) => caseSeed(SEED, offset + i))
   const started = new Map<number, Promise<Verdict>>()
   const start = (seed: number): Promise<Verdict> => {
     let run = started.get(seed)

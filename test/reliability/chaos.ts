@@ -115,6 +115,8 @@ export interface TrialReport {
    * Spark's `FileStreamSource` does). Not compared: batch-dependent results may differ by Spark's rules.
    */
   readonly regrouped: boolean
+  /** The chaos run's watermark lagged after a restart (Spark's; see `compareWatermarks`): the state was compared at this batch. */
+  readonly laggedAt: number | undefined
   /** SIGKILLs delivered (by the harness or by the child at a hook). */
   readonly kills: number
   readonly ms: number
@@ -138,6 +140,81 @@ const regrouped = (ref: string, chaos: string): boolean => {
   return false
 }
 
+/** One logged batch: its source offsets, the watermark it ran with, the watermark its commit gave the next batch. */
+export interface LoggedBatch {
+  readonly offsets: string
+  readonly watermarkMs: number
+  /** Undefined: the batch has no commit. */
+  readonly nextWatermarkMs: number | undefined
+}
+
+/** The offset and commit logs of a run's checkpoint, by batch id. */
+export const batchLog = (workDir: string): Map<number, LoggedBatch> => {
+  const cp = path.join(workDir, "checkpoint")
+  const out = new Map<number, LoggedBatch>()
+  const commits = path.join(cp, "commits")
+  for (const [n, offsets] of offsetLog(workDir)) {
+    const header = fs.readFileSync(path.join(cp, "offsets", n), "utf8").split("\n")[1] ?? "{}"
+    const commit = path.join(commits, n)
+    const next = fs.existsSync(commit)
+      ? (JSON.parse(fs.readFileSync(commit, "utf8").split("\n")[1] || "{}") as { nextBatchWatermarkMs?: number }).nextBatchWatermarkMs
+      : undefined
+    out.set(Number(n), {
+      offsets,
+      watermarkMs: (JSON.parse(header) as { batchWatermarkMs?: number }).batchWatermarkMs ?? 0,
+      nextWatermarkMs: next
+    })
+  }
+  return out
+}
+
+/**
+ * How the chaos run's watermarks compare with the reference's, batch by batch (both logs hold
+ * the same source offsets, else the trial is regrouped):
+ *
+ * - `same`: every batch both committed ran with, and gave the next batch, the same watermark;
+ * - `lagged`: from batch `batch` on, the chaos run's watermark is lower. Spark keeps each
+ *   watermark node's maximum event time in memory only (`WatermarkTracker.operatorToWatermarkMap`);
+ *   a restart restores the global watermark alone (`setWatermark`), so when a query has two
+ *   watermark nodes (a stream-stream join) and a batch re-run after a crash brings rows to one
+ *   input only, the other counts as 0 again and the watermark the batch's commit gives the next
+ *   batch can be lower than in an uninterrupted run. Batches up to `batch` ran with equal
+ *   watermarks: their state must be equal;
+ * - `unexplained`: a batch ran with another watermark before any commit lagged, or the chaos
+ *   run's watermark is higher somewhere (a run that forgot node maxima can only stay at or
+ *   below one that kept them) — no restart explains that.
+ */
+export type WatermarkComparison =
+  | { readonly kind: "same" }
+  | { readonly kind: "lagged"; readonly batch: number }
+  | { readonly kind: "unexplained"; readonly batch: number }
+
+export const compareWatermarks = (
+  ref: ReadonlyMap<number, LoggedBatch>,
+  chaos: ReadonlyMap<number, LoggedBatch>
+): WatermarkComparison => {
+  const ids = [...chaos.keys()].filter((b) => ref.has(b)).sort((a, b) => a - b)
+  let lagged: number | undefined
+  for (const b of ids) {
+    const r = ref.get(b)!
+    const c = chaos.get(b)!
+    const rNext = r.nextWatermarkMs ?? Number.POSITIVE_INFINITY
+    if (lagged === undefined) {
+      // Before the first lagging commit both runs ran batch b with the same watermark.
+      if (c.watermarkMs !== r.watermarkMs) return { kind: "unexplained", batch: b }
+      if (c.nextWatermarkMs !== undefined && c.nextWatermarkMs > rNext) return { kind: "unexplained", batch: b }
+      if (c.nextWatermarkMs !== undefined && c.nextWatermarkMs < rNext) lagged = b
+    } else if (c.watermarkMs > r.watermarkMs || (c.nextWatermarkMs !== undefined && c.nextWatermarkMs > rNext)) {
+      // A run that forgot node maxima can only stay at or below the one that kept them.
+      return { kind: "unexplained", batch: b }
+    }
+  }
+  return lagged === undefined ? { kind: "same" } : { kind: "lagged", batch: lagged }
+}
+
+/** A lagged trial is explained only when the query has several watermark nodes (see `compareWatermarks`). */
+export const lagExplained = (t: Trial): boolean => t.spec.query === "join"
+
 export const failed = (r: TrialReport): boolean =>
   r.lost > 0 || r.duplicated > 0 || r.stateMismatch || r.conflicts > 0 || r.error !== undefined
 
@@ -155,7 +232,7 @@ export const runTrial = async (seed: number, root: string, keep = false): Promis
   writeInput(trial.spec, dir)
   const ref = path.join(dir, "reference")
   const chaos = path.join(dir, "chaos")
-  const base = { seed, trial, lost: 0, duplicated: 0, stateMismatch: false, conflicts: 0, kills: 0, regrouped: false }
+  const base = { seed, trial, lost: 0, duplicated: 0, stateMismatch: false, conflicts: 0, kills: 0, regrouped: false, laggedAt: undefined }
   const done = (r: Omit<TrialReport, "ms">): TrialReport => {
     const report = { ...r, ms: performance.now() - t0 }
     if (!failed(report) && !keep) fs.rmSync(dir, { recursive: true, force: true })
@@ -185,7 +262,26 @@ export const runTrial = async (seed: number, root: string, keep = false): Promis
     return done({ ...base, kills, error: `final restart after ${kills} kill(s) failed (${last.code ?? last.signal}): ${last.stderr.slice(-2000)}` })
   }
   if (trial.spec.source === "files" && regrouped(ref, chaos)) return done({ ...base, kills, regrouped: true, error: undefined })
-  const actual = readResult(chaos)
+  let actual = readResult(chaos)
+  // A lagging watermark after a restart (Spark's, see `compareWatermarks`): the state is compared
+  // after the last batch both ran with the same watermark, and the reference's later batches the
+  // chaos run did not make must be no-data batches (the eviction the lower watermark did not ask for).
+  const refLog = batchLog(ref)
+  const chaosLog = batchLog(chaos)
+  const wm = compareWatermarks(refLog, chaosLog)
+  let watermarkMismatch = wm.kind === "unexplained" || (wm.kind === "lagged" && !lagExplained(trial))
+  let expectedState = expected.state
+  if (wm.kind === "lagged" && !watermarkMismatch) {
+    const chaosLast = Math.max(...chaosLog.keys())
+    for (const [b, r] of refLog) if (b > chaosLast && r.offsets !== chaosLog.get(chaosLast)?.offsets) watermarkMismatch = true
+    const refAt = await runChild(dir, ref, undefined, undefined, wm.batch)
+    const chaosAt = await runChild(dir, chaos, undefined, undefined, wm.batch)
+    if (refAt.code !== 0 || chaosAt.code !== 0) {
+      return done({ ...base, kills, error: `state read at batch ${wm.batch} failed: ${refAt.stderr.slice(-1000)}${chaosAt.stderr.slice(-1000)}` })
+    }
+    expectedState = readResult(ref).state
+    actual = { ...actual, state: readResult(chaos).state }
+  }
   // transformWithState in processing time: how many no-data batches (TTL expiry) follow the last
   // data depends on when runs start; the batches both runs made must be equal.
   const tws = trial.spec.query === "transformWithState"
@@ -195,14 +291,16 @@ export const runTrial = async (seed: number, root: string, keep = false): Promis
   const batchOf = (row: string) => Number(row.split(" ")[0])
   const outputWithin = (rows: ReadonlyArray<string>) =>
     tws && trial.spec.sink === "foreachBatch" ? rows.filter((r) => batchOf(r) <= common) : rows
-  const stateKeys = new Set([...within(expected.state), ...within(actual.state)])
-  // Fewer batches than the reference, or more when nothing depends on processing time, is a difference.
+  const stateKeys = new Set([...within(expectedState), ...within(actual.state)])
+  // Fewer batches than the reference, or more when nothing depends on processing time, is a
+  // difference (a lagging watermark: checked above).
   let stateMismatch =
-    trial.spec.source === "rate"
+    watermarkMismatch ||
+    (trial.spec.source === "rate"
       ? actual.committed < trial.spec.batches
-      : !tws && actual.committed !== expected.committed
+      : !tws && wm.kind !== "lagged" && actual.committed !== expected.committed)
   for (const k of stateKeys) {
-    if (JSON.stringify(expected.state[k] ?? null) !== JSON.stringify(actual.state[k] ?? null)) stateMismatch = true
+    if (JSON.stringify(expectedState[k] ?? null) !== JSON.stringify(actual.state[k] ?? null)) stateMismatch = true
   }
   return done({
     ...base,
@@ -210,6 +308,7 @@ export const runTrial = async (seed: number, root: string, keep = false): Promis
     lost: missing(outputWithin(expected.output), outputWithin(actual.output)),
     duplicated: missing(outputWithin(actual.output), outputWithin(expected.output)),
     stateMismatch,
+    laggedAt: wm.kind === "lagged" ? wm.batch : undefined,
     conflicts: actual.conflicts.length,
     error: undefined
   })
@@ -224,6 +323,7 @@ export interface ChaosSummary {
   readonly errors: number
   readonly kills: number
   readonly regrouped: number
+  readonly lagged: number
   readonly failures: ReadonlyArray<TrialReport>
   readonly ms: number
 }
@@ -232,7 +332,7 @@ export interface ChaosSummary {
 export const formatSummary = (s: ChaosSummary): string =>
   `${s.trials} trials, ${s.lost} lost, ${s.duplicated} duplicated, ${s.stateMismatches} state mismatches` +
   `${s.conflicts > 0 ? `, ${s.conflicts} conflicting replays` : ""}${s.errors > 0 ? `, ${s.errors} failed runs` : ""}` +
-  ` (${s.kills} SIGKILLs; ${s.regrouped} regrouped by a restart as Spark does, not compared; ${(s.ms / 1000).toFixed(1)} s)`
+  ` (${s.kills} SIGKILLs; ${s.regrouped} regrouped by a restart as Spark does, not compared; ${s.lagged} with a watermark lagging after a restart as Spark's, state compared before it; ${(s.ms / 1000).toFixed(1)} s)`
 
 /**
  * Runs trials `seed, seed + 1, …` (`trials` of them, or until `untilMs` passes), `parallel` at a
@@ -268,6 +368,7 @@ export const runTrials = async (options: {
     errors: reports.filter((r) => r.error !== undefined).length,
     kills: reports.reduce((n, r) => n + r.kills, 0),
     regrouped: reports.filter((r) => r.regrouped).length,
+    lagged: reports.filter((r) => r.laggedAt !== undefined).length,
     failures: reports.filter(failed).sort((a, b) => a.seed - b.seed),
     ms: performance.now() - t0
   }

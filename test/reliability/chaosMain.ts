@@ -24,7 +24,7 @@ const verbose = args.includes("--verbose")
 
 const line = (r: TrialReport): string =>
   `seed ${r.seed}: ${describeTrial(r.trial)}: ${r.kills} kills, ${r.lost} lost, ${r.duplicated} duplicated, ` +
-  `${r.regrouped ? "regrouped (not compared)" : r.stateMismatch ? "STATE MISMATCH" : "state equal"}${r.conflicts > 0 ? `, ${r.conflicts} conflicts` : ""}` +
+  `${r.regrouped ? "regrouped (not compared)" : r.stateMismatch ? "STATE MISMATCH" : "state equal"}${r.laggedAt !== undefined ? ` (watermark lagged after a restart: state at batch ${r.laggedAt})` : ""}${r.conflicts > 0 ? `, ${r.conflicts} conflicts` : ""}` +
   `${r.error !== undefined ? `\n  ${r.error}` : ""} (${Math.round(r.ms)} ms)`
 
 const replay = arg("replay")

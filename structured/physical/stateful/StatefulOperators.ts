@@ -51,6 +51,12 @@ export type StatefulOperator =
 export interface StatefulStore {
   readonly storeName: string
   readonly schema: OperatorStateSchema
+  /**
+   * The store may first appear at a restart (a transformWithState variable or timers that the
+   * earlier runs did not have): one with no committed version at all is not opened before the
+   * first batch, which checks the operator's properties first (Spark's `validateNewMetadata`).
+   */
+  readonly mayBeNew?: boolean
 }
 
 /**

@@ -344,13 +344,15 @@ export const checkProperties = (old: unknown, next: OperatorProperties): void =>
  */
 export const transformWithStateStores = (
   p: P.TransformWithStateExec
-): ReadonlyArray<{ readonly storeName: string; readonly schema: OperatorStateSchema }> => {
+): ReadonlyArray<{ readonly storeName: string; readonly schema: OperatorStateSchema; readonly mayBeNew?: boolean }> => {
   const d = discover(p)
   const stores = [
     { storeName: propertiesStoreName, schema: propertiesSchema },
-    ...d.vars.map((v) => ({ storeName: v.name, schema: storeSchema(p, v) }))
+    ...d.vars.map((v) => ({ storeName: v.name, schema: storeSchema(p, v), mayBeNew: true }))
   ]
-  return p.timeMode === "None" ? stores : [...stores, { storeName: timerStoreName(p.timeMode), schema: timerSchema(p) }]
+  return p.timeMode === "None"
+    ? stores
+    : [...stores, { storeName: timerStoreName(p.timeMode), schema: timerSchema(p), mayBeNew: true }]
 }
 
 /** The message of what a user function or a schema threw. */

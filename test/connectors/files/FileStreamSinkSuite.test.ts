@@ -59,9 +59,11 @@ describe("FileStreamSinkSuite", () => {
   )
 
   // Deviation: Spark reads a sink folder through MetadataLogFileIndex without `asNullable`
-  // (DataSource.resolveRelation's FileStreamSink.hasMetadata branch), so `value`, written from
-  // non-null ints, stays `nullable = false`; tributary's batch readers make every data column
-  // nullable (connectors/files/FileSource.ts makeFileFormat, asNullable).
+  // (DataSource.resolveRelation's FileStreamSink.hasMetadata branch), and its Parquet writer
+  // marks `value`, written from non-null ints, REQUIRED, so it reads back `nullable = false`.
+  // tributary keeps the schema of a sink folder as inferred too (connectors/files/FileSource.ts),
+  // but its Parquet files come from DuckDB's COPY, which writes every column OPTIONAL (even a
+  // NOT NULL one, DuckDB 1.5), so the inferred `value` is nullable.
   it.effect.fails("partitioned writing and batch reading", () =>
     Effect.gen(function* () {
       const spark = yield* Session
@@ -101,6 +103,35 @@ describe("FileStreamSinkSuite", () => {
           ["value", "integer", false],
           ["id", "integer", true]
         ]
+      )
+    }).pipe(Effect.provide(Session.layer()))
+  )
+
+  // DataSource.resolveRelation: the FileStreamSink.hasMetadata branch keeps the data schema as
+  // given (or inferred); the plain-folder branch makes it `asNullable`
+  it.effect("a sink folder keeps the nullability of the schema it is read with; a plain folder reads every column nullable", () =>
+    Effect.gen(function* () {
+      const spark = yield* Session
+      const input = yield* MemoryStream.make(IntValue)
+      const outputDir = yield* tempDir()
+      const query = yield* input
+        .toDF()
+        .writeStream.option("checkpointLocation", yield* tempDir())
+        .format("json")
+        .start(outputDir)
+      yield* input.addData([{ value: 1 }, { value: 2 }])
+      yield* query.processAllAvailable()
+      yield* query.stop()
+      const nullability = (df: { readonly schema: { readonly fields: ReadonlyArray<{ readonly nullable: boolean }> } }) =>
+        df.schema.fields.map((f) => f.nullable)
+      const user = "value BIGINT NOT NULL, other STRING"
+      assert.deepStrictEqual(nullability(yield* spark.read.schema(user).json(outputDir)), [false, true])
+      // the same files outside a sink folder: a glob path lists them as any files
+      assert.deepStrictEqual(nullability(yield* spark.read.schema(user).json(path.join(outputDir, "*.json"))), [true, true])
+      const rows = yield* (yield* spark.read.schema(user).json(outputDir)).collect()
+      assert.deepStrictEqual(
+        rows.map((r) => r.value).sort(),
+        [1, 2]
       )
     }).pipe(Effect.provide(Session.layer()))
   )
@@ -354,13 +385,9 @@ describe("FileStreamSinkSuite", () => {
     }).pipe(Effect.provide(Session.layer()))
   )
 
-  // Deviation: spark.sql.streaming.fileStreamSink.ignoreMetadata=true must make a batch read of
-  // a sink folder list it as any folder (FileStreamSink.hasMetadata returns false), so
-  // additional.txt is read too. tributary's batch formats never see the session conf
-  // (core/Formats.ts BatchFormat.resolveSchema/read take options only;
-  // structured/api/DataFrameReader.ts does not pass the conf), so the log is always used.
-  // (The streaming source honours the conf: FileStreamSourceSuite's SPARK-35565 case.)
-  it.effect.fails("SPARK-35565: Ignore metadata directory when reading sink output", () =>
+  // spark.sql.streaming.fileStreamSink.ignoreMetadata=true makes a batch read of a sink folder
+  // list it as any folder (FileStreamSink.hasMetadata returns false), so additional.txt is read too.
+  it.effect("SPARK-35565: Ignore metadata directory when reading sink output", () =>
     Effect.gen(function* () {
       const spark = yield* Session
       for (const ignoreMetadata of [true, false]) {

@@ -98,7 +98,8 @@ describe("transactional kafka sink under SIGKILL", () => {
     ["beforeCommit", 1],
     ["afterOffsets", 2]
   ] as const) {
-    it(`killed at ${point}:${batch}, restarted: every record exactly once`, async () => {
+    // two or three child processes, each starting Node and a Kafka client: minutes on a loaded machine
+    it(`killed at ${point}:${batch}, restarted: every record exactly once`, { timeout: 180_000 }, async () => {
       const s = await setup(`${point}${batch}`)
       const killed = await runChild(s.inTopic, s.outTopic, s.workDir, `${point}:${batch}`)
       expect(killed.signal).toBe("SIGKILL")
@@ -111,7 +112,7 @@ describe("transactional kafka sink under SIGKILL", () => {
     })
   }
 
-  it("killed by the parent while a transaction is in flight, then restarted: exactly once", async () => {
+  it("killed by the parent while a transaction is in flight, then restarted: exactly once", { timeout: 180_000 }, async () => {
     const s = await setup("parent")
     // Killed as soon as anything reached the output: at that moment batch 0's transaction is
     // open or committing.

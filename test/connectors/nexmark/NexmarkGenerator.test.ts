@@ -165,6 +165,19 @@ describe("the Nexmark event model", () => {
     )
   })
 
+  it("rows (bids' padding decoded a chunk at a time) equals event by event", () => {
+    fc.assert(
+      fc.property(config, fc.nat(5_000_000), fc.nat(700), (c, start, len) => {
+        const rows = new NexmarkGenerator(c).rows(start, start + len)
+        const one = new NexmarkGenerator(c)
+        const each: Array<InternalRow> = []
+        for (let n = start; n < start + len; n++) each.push(one.event(n))
+        expect(rows).toEqual(each)
+      }),
+      { numRuns: 40 }
+    )
+  })
+
   it("keeps the proportions, times, ids and hot choices of the model", () => {
     fc.assert(
       fc.property(config, fc.nat(1_000_000), (c, block) => {

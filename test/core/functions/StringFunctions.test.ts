@@ -222,6 +222,24 @@ describe("regular expressions", () => {
     expect(fn("regexp_replace", lit("abc"), lit("x*"), lit("-"))).toBe("-a-b-c-")
   })
 
+  it("RegexReplace (RegexpExpressionsSuite): a reference to a missing group leaves s where nothing matches, fails INVALID_REGEXP_REPLACE at a match", () => {
+    expect(fn("regexp_replace", lit("abc"), lit("^\\s+"), lit("$1"))).toBe("abc")
+    let thrown: unknown
+    try {
+      fn("regexp_replace", lit("  abc"), lit("^\\s+"), lit("$1"))
+    } catch (e) {
+      thrown = e
+    }
+    expect(thrown).toMatchObject({
+      _tag: "ConnectorError",
+      errorClass: "INVALID_REGEXP_REPLACE",
+      sqlState: "22023"
+    })
+    expect((thrown as Error).message).toBe(
+      '[INVALID_REGEXP_REPLACE] Could not perform regexp_replace for source = "  abc", pattern = "^\\s+", replacement = "$1" and position = 1. SQLSTATE: 22023'
+    )
+  })
+
   it("regexp_extract and regexp_extract_all", () => {
     expect(fn("regexp_extract", lit("100-200"), lit("(\\d+)-(\\d+)"), lit(1))).toBe("100")
     expect(fn("regexp_extract", lit("100-200"), lit("(\\d+)-(\\d+)"), lit(0))).toBe("100-200")

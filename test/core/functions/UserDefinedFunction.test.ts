@@ -50,6 +50,21 @@ describe("F.udf", () => {
     ])
   })
 
+  it("FAILED_EXECUTE_UDF: execute user defined function (QueryExecutionErrorsSuite): a typed failure", async () => {
+    const boom = F.udf((s: string | null) => {
+      if (s === "ann") throw new Error("no ann")
+      return s
+    }, "string")
+    const e = await run((spark) => Effect.flip(people(spark).select(boom.withName("check")("name"), "age").collect()))
+    expect(e).toMatchObject({
+      _tag: "ConnectorError",
+      errorClass: "FAILED_EXECUTE_UDF",
+      sqlState: "39000",
+      message:
+        "[FAILED_EXECUTE_UDF] User defined function (`check`: (string) => string) failed due to: Error: no ann. SQLSTATE: 39000"
+    })
+  })
+
   it("passes JavaScript values in and converts the result to the declared type", async () => {
     const year = F.udf((d: Date | null) => (d === null ? null : d.getUTCFullYear()), T.IntegerType)
     const shout = F.udf((s: string | null) => s?.toUpperCase(), "string")

@@ -1151,11 +1151,9 @@ describe("TransformWithStateSuite (Spark's cases)", () => {
     ).pipe(Effect.provide(Session.layer()))
   )
 
-  // Deviation: the timers' store is new in the second run, and MicroBatchExecution.prepareState
-  // cannot open a store that has no committed version ("Version 0 of operator 0 store
-  // 'procTimers-keyToTimestamp' cannot be opened"), which fails the start before the operator
-  // compares its properties (it would fail with STATE_STORE_INVALID_CONFIG_AFTER_RESTART).
-  it.effect.fails("test that different timeMode after query restart fails", () =>
+  // The timers' store is new in the second run: it is not opened before the first batch, whose
+  // check of the operator's properties fails first (Spark's validateNewMetadata).
+  it.effect("test that different timeMode after query restart fails", () =>
     restartWith(
       { processor: new RunningCount(), timeMode: TimeMode.None, outputMode: "update" },
       { processor: new RunningCount(), timeMode: TimeMode.ProcessingTime, outputMode: "update" },
@@ -1177,6 +1175,32 @@ describe("TransformWithStateSuite (Spark's cases)", () => {
       (input) => [AddData(input, "a"), AdvanceClock("1 second"), CheckNewAnswer(kv("a", "2")), StopStream]
     ).pipe(Effect.provide(Session.layer()))
   )
+
+  // Deviation (found here, not fixed): Spark keeps every variable as a column family of one
+  // store, so a variable the earlier runs did not have starts empty. Here each variable is a
+  // store of its own, and the first batch after the restart opens the new one at the last
+  // committed batch, which it never had ("Version 0 of operator 0 store 'seenState' cannot be
+  // opened"). The fix needs the providers to create a store empty at a given version (a
+  // snapshot for the file provider, so that later loads need no earlier deltas).
+  it.effect.fails("a state variable added at a restart starts empty", () => {
+    class CountAndSeen extends RunningCount {
+      private seen!: ValueState<number>
+      override init(handle: StatefulProcessorHandle): void {
+        super.init(handle)
+        this.seen = handle.getValueState("seenState", Schema.Number)
+      }
+      override handleInputRows(key: string): Iterable<KV> {
+        const seen = (this.seen.get() ?? 0) + 1
+        this.seen.update(seen)
+        return [...super.handleInputRows(key)].map((r) => kv(r.key, `${r.value}/${seen}`))
+      }
+    }
+    return restartWith(
+      { processor: new RunningCount(), timeMode: TimeMode.None, outputMode: "update" },
+      { processor: new CountAndSeen(), timeMode: TimeMode.None, outputMode: "update" },
+      (input) => [AddData(input, "a"), CheckNewAnswer(kv("a", "2/1")), AddData(input, "b"), CheckNewAnswer(kv("b", "1/1")), StopStream]
+    ).pipe(Effect.provide(Session.layer()))
+  })
 
   it.effect("test query restart succeeds", () =>
     Effect.gen(function* () {
