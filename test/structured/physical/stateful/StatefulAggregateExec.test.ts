@@ -478,8 +478,9 @@ describe("StatefulAggregateExec: typed folds of count and sum", () => {
           ["c", 1]
         ]),
         [
-          ["a", 2, -(2 ** 63)],
-          ["b", 2, 2 ** 53],
+          // exact longs: beyond the safe integers a long is a bigint
+          ["a", 2, -(2n ** 63n)],
+          ["b", 2, 2n ** 53n],
           ["c", 1, 1]
         ]
       )
