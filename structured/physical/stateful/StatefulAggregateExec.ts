@@ -330,9 +330,14 @@ const foldAggregate = (c: CompiledAggregation, j: number, rows: ReadonlyArray<In
         for (let k = 0; k < count; k++) {
           const v = rows[foldRow[k]][col]
           if (v === null || v === undefined) continue
+          // A long beyond the safe integers is a bigint; past them Spark's long arithmetic
+          // (exact, wrapping) takes over: `update` does it.
+          if (typeof v !== "number") {
+            exact = false
+            break
+          }
           const g = foldGroup[k]
-          const s = acc[g] + (v as number)
-          // Past the safe integers Spark's long arithmetic (wrapping) takes over: `update` does it.
+          const s = acc[g] + v
           if (!Number.isSafeInteger(s)) {
             exact = false
             break
