@@ -607,11 +607,13 @@ const makeUdf = <Args extends ReadonlyArray<unknown>, R>(
       // A throw from the function fails the query with Spark's FAILED_EXECUTE_UDF
       // (QueryExecutionErrors.failedExecuteUserDefinedFunctionError, as ScalaUDF wraps it).
       const signature = argTypes.map(T.simpleString).join(", ")
+      // Spark's toSQLId quoting of the name (a backquote doubled)
+      const quotedName = name.replaceAll("\u0060", "\u0060\u0060")
       const failed = (e: unknown) =>
         expressionError(
           "FAILED_EXECUTE_UDF",
           "39000",
-          `User defined function (\`${name.replace(/`/g, "``")}\`: (${signature}) => ${T.simpleString(resultType)}) failed due to: ${String(e)}.`,
+          `User defined function (\`${quotedName}\`: (${signature}) => ${T.simpleString(resultType)}) failed due to: ${String(e)}.`,
           e
         )
       return (row) => {
